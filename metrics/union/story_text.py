@@ -1,0 +1,161 @@
+"""How UNION's story text is normalised: the one implementation training and scoring share.
+
+A UNION checkpoint records, under ``config.union_normalization``, the
+:class:`StoryNormalization` its training text went through; the ``union`` metric reads it
+back and applies the same function, so a story is scored in the form the model saw.
+
+Everything here is deterministic and needs no NLTK download: sentences are split by an
+untrained Punkt model with a fixed abbreviation list, words by the (rule-based) Penn
+Treebank tokenizer, so a corpus normalised on one machine matches a story scored on
+another whatever NLTK data either has installed.
+
+>>> roc = StoryNormalization(lowercase=True, replace_names=True, roc_tokenize=True)
+>>> roc("Ken didn't go home. He stayed at Mary's house")
+"[MALE] did n't go home . he stayed at [FEMALE] 's house ."
+>>> roc(roc("Ken didn't go home. He stayed at Mary's house")) == roc("Ken didn't go home. He stayed at Mary's house")
+True
+>>> StoryNormalization()("Kept  as it is.")
+'Kept  as it is.'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from nltk.tokenize import TreebankWordTokenizer
+from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+from .person_names import NAME_GENDER
+
+CONFIG_KEY = "union_normalization"
+PLACEHOLDERS = ("[MALE]", "[FEMALE]", "[NEUTRAL]")
+ABBREVIATIONS = frozenset(
+    {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs", "etc", "e.g", "i.e"}
+)
+SENTENCE_END = frozenset({".", "!", "?", "''", '"', "'", "``"})
+# A placeholder must survive the Treebank tokenizer, which splits brackets off words.
+_PROTECT = {tag: f"zzplaceholder{tag[1:-1].lower()}zz" for tag in PLACEHOLDERS}
+_RESTORE = {v: k for k, v in _PROTECT.items()}
+_PLACEHOLDER_RE = re.compile("|".join(re.escape(tag) for tag in PLACEHOLDERS))
+
+
+@functools.lru_cache(maxsize=1)
+def _sentence_splitter() -> PunktSentenceTokenizer:
+    params = PunktParameters()
+    params.abbrev_types = set(ABBREVIATIONS)
+    return PunktSentenceTokenizer(params)
+
+
+@functools.lru_cache(maxsize=1)
+def _word_tokenizer() -> TreebankWordTokenizer:
+    return TreebankWordTokenizer()
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a story into sentences (deterministic, no NLTK data needed); blank pieces are dropped.
+
+    >>> split_sentences("Mr. Smith went home. He slept!  Then  ")
+    ['Mr. Smith went home.', 'He slept!', 'Then']
+    """
+    return [s.strip() for line in text.splitlines() for s in _sentence_splitter().tokenize(line) if s.strip()]
+
+
+def tokenize_sentence(sentence: str) -> list[str]:
+    """ROCStories-style words of one sentence (``did n't``, ``'s``, punctuation apart), placeholders kept whole.
+
+    >>> tokenize_sentence("[MALE] didn't like it")
+    ['[MALE]', 'did', "n't", 'like', 'it']
+    """
+    protected = _PLACEHOLDER_RE.sub(lambda m: f" {_PROTECT[m.group(0)]} ", sentence)
+    return [_RESTORE.get(tok, tok) for tok in _word_tokenizer().tokenize(protected)]
+
+
+def name_tag(token: str) -> str | None:
+    """``[MALE]``/``[FEMALE]``/``[NEUTRAL]`` for a capitalised first name, else None.
+
+    Only capitalised tokens count ("Rose" the person, not "rose" the flower); names that are
+    also common English words are not on the list at all (see ``person_names.py``).
+    """
+    if not token[:1].isupper() or not token[1:].islower() and not token.isupper():
+        return None
+    gender = NAME_GENDER.get(token.lower())
+    return f"[{gender}]" if gender else None
+
+
+@dataclasses.dataclass(frozen=True)
+class StoryNormalization:
+    """The text normalisation of a UNION checkpoint's training data.
+
+    ``roc_tokenize``: sentence split, Penn Treebank words joined by single spaces, and a
+    ``.`` after a sentence that ends in a letter or digit. ``replace_names``: capitalised
+    first names become ``[MALE]``/``[FEMALE]``/``[NEUTRAL]``. ``lowercase``: everything but
+    those placeholders is lowercased. All off: the text is returned unchanged.
+    """
+
+    lowercase: bool = False
+    replace_names: bool = False
+    roc_tokenize: bool = False
+
+    @property
+    def is_identity(self) -> bool:
+        return not (self.lowercase or self.replace_names or self.roc_tokenize)
+
+    def to_dict(self) -> dict[str, bool]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any] | None) -> StoryNormalization:
+        """Read a checkpoint's record; None (no record) means the identity."""
+        if record is None:
+            return cls()
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(record) - known
+        if unknown:
+            raise ValueError(
+                f"Unknown text normalisation option(s) {sorted(unknown)} in the checkpoint's "
+                f"'{CONFIG_KEY}'; this version understands {sorted(known)}. Upgrade the metric."
+            )
+        return cls(**{k: bool(v) for k, v in record.items()})
+
+    @classmethod
+    def from_config(cls, config: Any) -> StoryNormalization:
+        """The normalisation a ``PretrainedConfig`` records (identity when it records none)."""
+        return cls.from_dict(getattr(config, CONFIG_KEY, None))
+
+    def sentences(self, text: str) -> list[str]:
+        """The story as normalised sentences (the unit the negative sampler works on)."""
+        if not self.roc_tokenize:
+            pieces = split_sentences(text)
+            return (
+                [self._words(s.split(" ")) for s in pieces]
+                if (self.lowercase or self.replace_names)
+                else pieces
+            )
+        out = []
+        for sentence in split_sentences(text):
+            tokens = tokenize_sentence(sentence)
+            if tokens and tokens[-1] not in SENTENCE_END and tokens[-1][-1:].isalnum():
+                tokens.append(".")
+            if tokens:
+                out.append(self._words(tokens))
+        return out
+
+    def _words(self, tokens: list[str]) -> str:
+        if self.replace_names:
+            tokens = [name_tag(tok) or tok for tok in tokens]
+        if self.lowercase:
+            tokens = [tok if tok in PLACEHOLDERS else tok.lower() for tok in tokens]
+        return " ".join(tokens)
+
+    def __call__(self, text: str) -> str:
+        if self.is_identity:
+            return text
+        return " ".join(self.sentences(text))
+
+
+ROC_STORIES = StoryNormalization(lowercase=True, replace_names=True, roc_tokenize=True)
+WRITING_PROMPTS = StoryNormalization(lowercase=False, replace_names=False, roc_tokenize=True)

@@ -1,0 +1,37 @@
+"""Test-wide setup: no test may reach the network, so the offline switches are set before
+``huggingface_hub``/``evaluate``/``datasets`` are first imported (they read them once)."""
+
+import os
+
+for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ[_var] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Caches (evaluate copies metric scripts there) go to a throw-away folder, not the user's home.
+os.environ["HF_HOME"] = __import__("tempfile").mkdtemp(prefix="hf-home-")
+
+import pathlib  # noqa: E402
+import socket  # noqa: E402
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Any attempt to open a non-local socket fails the test loudly."""
+    real_connect = socket.socket.connect
+
+    def guarded(self, address):
+        host = address[0] if isinstance(address, tuple) else address
+        if (
+            isinstance(host, str)
+            and host not in ("127.0.0.1", "localhost", "::1")
+            and not host.startswith("/")
+        ):
+            raise AssertionError(f"test tried to reach the network: {address!r}")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)

@@ -1,0 +1,89 @@
+"""Tiny, deterministic checkpoints built on the fly, so no test needs the Hub."""
+
+from __future__ import annotations
+
+import pathlib
+import string
+
+import torch
+from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification, BertTokenizer
+
+SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[MALE]", "[FEMALE]", "[NEUTRAL]"]
+WORDS = (
+    "the a an he she it they i we you was were is are did does do not n't 's went home to of and in on at "
+    "for with his her my story dog cat man woman day night school store car house friend friends family "
+    "decided wanted liked loved happy sad went go got get came come saw see made make ate eat "
+    "played play ran run walked walk found find lost took took bought told said asked then but so "
+    "because after before when very good bad new old big small one two three first last time"
+).split()
+
+
+def vocabulary(lowercase: bool = True) -> dict[str, int]:
+    """WordPiece vocabulary covering every ASCII word (through single characters and ``##`` pieces)."""
+    chars = string.ascii_lowercase + string.digits + (string.ascii_uppercase if not lowercase else "")
+    pieces = (
+        SPECIAL
+        + list(dict.fromkeys(WORDS))
+        + list(chars)
+        + [f"##{c}" for c in chars]
+        + list(string.punctuation)
+    )
+    if not lowercase:
+        pieces += [w.capitalize() for w in WORDS]
+    return {piece: i for i, piece in enumerate(dict.fromkeys(pieces))}
+
+
+def tokenizer(lowercase: bool = True, model_max_length: int = 64) -> BertTokenizer:
+    tok = BertTokenizer(
+        vocab=vocabulary(lowercase), do_lower_case=lowercase, model_max_length=model_max_length
+    )
+    tok.add_special_tokens({"additional_special_tokens": ["[MALE]", "[FEMALE]", "[NEUTRAL]"]})
+    return tok
+
+
+def bert_config(
+    vocab_size: int, seed_layers: int = 2, max_position_embeddings: int = 64, **kwargs
+) -> BertConfig:
+    return BertConfig(
+        vocab_size=vocab_size,
+        hidden_size=32,
+        num_hidden_layers=seed_layers,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=max_position_embeddings,
+        **kwargs,
+    )
+
+
+def save_union_checkpoint(
+    directory: pathlib.Path, normalization: dict | None = None, max_length: int = 64, seed: int = 0
+) -> pathlib.Path:
+    """A random two-class BERT with UNION's labels, saved with its tokenizer (safetensors)."""
+    torch.manual_seed(seed)
+    tok = tokenizer(lowercase=True, model_max_length=max_length)
+    config = bert_config(
+        len(tok),
+        max_position_embeddings=max_length,
+        num_labels=2,
+        id2label={0: "perturbed", 1: "human"},
+        label2id={"perturbed": 0, "human": 1},
+    )
+    if normalization is not None:
+        config.union_normalization = normalization
+    model = BertForSequenceClassification(config).eval()
+    model.save_pretrained(directory)
+    tok.save_pretrained(directory)
+    return directory
+
+
+def save_masked_lm(
+    directory: pathlib.Path, max_length: int = 64, seed: int = 0, lowercase: bool = False
+) -> pathlib.Path:
+    """A random cased BERT masked LM with its tokenizer."""
+    torch.manual_seed(seed)
+    tok = tokenizer(lowercase=lowercase, model_max_length=max_length)
+    BertForMaskedLM(bert_config(len(tok), max_position_embeddings=max_length)).eval().save_pretrained(
+        directory
+    )
+    tok.save_pretrained(directory)
+    return directory
