@@ -67,6 +67,7 @@ def save_union_checkpoint(
         num_labels=2,
         id2label={0: "perturbed", 1: "human"},
         label2id={"perturbed": 0, "human": 1},
+        initializer_range=0.5,  # spread the random scores so order mix-ups cannot hide
     )
     if normalization is not None:
         config.union_normalization = normalization

@@ -1,0 +1,124 @@
+"""Fast, order-independent batched inference of a sequence classifier.
+
+Kept apart from the ``evaluate`` wrapper so the benchmark and the tests can drive the same
+code the metric runs. Texts are tokenised once, sorted by length and padded per batch, so a
+batch of short stories never pays for one long story; scores are put back in input order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator, Sequence
+
+import torch
+
+# A window this large means "the tokenizer does not know": fall back to the model's positions.
+_UNSET_MAX_LENGTH = 10**6
+
+
+@dataclasses.dataclass
+class Encoded:
+    """Token ids of each text (special tokens included, already truncated) and which were cut."""
+
+    input_ids: list[list[int]]
+    truncated: list[int]
+    max_length: int
+
+
+def model_window(tokenizer, config, max_length: int | None = None) -> int:
+    """The number of word pieces a text may have: the caller's, else the checkpoint's."""
+    limits = [max_length] if max_length else []
+    if getattr(tokenizer, "model_max_length", _UNSET_MAX_LENGTH) < _UNSET_MAX_LENGTH:
+        limits.append(tokenizer.model_max_length)
+    if getattr(config, "max_position_embeddings", None):
+        limits.append(config.max_position_embeddings)
+    if not limits:
+        raise ValueError("Cannot tell the model's window: pass max_length.")
+    return min(limits)
+
+
+def _special_affixes(tokenizer) -> tuple[int, int]:
+    """How many special tokens the tokenizer puts before and after a single text."""
+    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+    full = tokenizer("a")["input_ids"]
+    for start in range(len(full) - len(plain) + 1):
+        if full[start : start + len(plain)] == plain:
+            return start, len(full) - len(plain) - start
+    raise ValueError("Could not locate the text between the tokenizer's special tokens.")
+
+
+def encode(tokenizer, texts: Sequence[str], max_length: int) -> Encoded:
+    """Tokenise once, keeping the head of a text longer than ``max_length`` pieces.
+
+    Tokenising to ``max_length + 1`` tells which texts are too long without tokenising them
+    to the end twice; they are then cut to ``max_length`` by dropping content before the
+    trailing special tokens, exactly what head truncation to ``max_length`` gives.
+    """
+    _, suffix = _special_affixes(tokenizer)
+    ids = tokenizer(list(texts), truncation=True, max_length=max_length + 1)["input_ids"]
+    truncated = [i for i, row in enumerate(ids) if len(row) > max_length]
+    for i in truncated:
+        row = ids[i]
+        ids[i] = row[: max_length - suffix] + (row[len(row) - suffix :] if suffix else [])
+    return Encoded(input_ids=ids, truncated=truncated, max_length=max_length)
+
+
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
+    """Indices in batches of similar length, longest first (an out-of-memory shows up at once)."""
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    for start in range(0, len(order), batch_size):
+        yield order[start : start + batch_size]
+
+
+def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> dict[str, torch.Tensor]:
+    """Right-pad one batch to its own longest row."""
+    width = max(len(r) for r in rows)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        input_ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        attention_mask[i, : len(row)] = 1
+    return {"input_ids": input_ids.to(device), "attention_mask": attention_mask.to(device)}
+
+
+def autocast_for(device: torch.device) -> contextlib.AbstractContextManager:
+    """bf16 (fp16 where bf16 is unsupported) autocast on a GPU; full precision elsewhere."""
+    if device.type != "cuda":
+        return contextlib.nullcontext()
+    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.autocast(device_type="cuda", dtype=dtype)
+
+
+def resolve_device(device: str | int | torch.device | None) -> torch.device:
+    """``None`` picks the first GPU when there is one; an int is a CUDA ordinal."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if isinstance(device, int):
+        return torch.device("cuda", device)
+    return torch.device(device)
+
+
+def class_probabilities(
+    model,
+    encoded: Encoded,
+    label_index: int,
+    pad_id: int,
+    batch_size: int,
+    device: torch.device,
+    progress=None,
+) -> list[float]:
+    """P(label) for every encoded text, in input order. ``progress`` wraps the batch iterator."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+    lengths = [len(r) for r in encoded.input_ids]
+    batches = list(length_sorted_batches(lengths, batch_size))
+    scores = [0.0] * len(lengths)
+    with torch.inference_mode(), autocast_for(device):
+        for batch in progress(batches) if progress else batches:
+            inputs = pad_batch([encoded.input_ids[i] for i in batch], pad_id, device)
+            logits = model(**inputs).logits.float()
+            probs = torch.softmax(logits, dim=-1)[:, label_index].tolist()
+            for i, p in zip(batch, probs, strict=True):
+                scores[i] = p
+    return scores

@@ -1,0 +1,192 @@
+"""UNION: an unreferenced metric of story coherence (Guan & Huang, EMNLP 2020)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import warnings
+
+import datasets
+import evaluate
+import torch
+import transformers
+from tqdm.auto import tqdm
+
+from .checkpoints import PUBLISHED_CHECKPOINTS, resolve_checkpoint
+from .person_names import NAME_GENDER
+from .scoring import class_probabilities, encode, model_window, resolve_device
+from .story_text import StoryNormalization
+
+# evaluate copies only the sibling modules this file imports (no comment may follow an import),
+# so the name list story_text needs is imported, and re-exported, here.
+__all__ = ["Union", "NAME_GENDER"]
+
+_CITATION = """\
+@inproceedings{guan-huang-2020-union,
+    title = "{UNION}: An {U}nreferenced Metric for Evaluating Open-ended Story Generation",
+    author = "Guan, Jian and Huang, Minlie",
+    booktitle = "Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP)",
+    year = "2020",
+    publisher = "Association for Computational Linguistics",
+    url = "https://aclanthology.org/2020.emnlp-main.736",
+    pages = "9157--9166",
+}
+"""
+
+_DESCRIPTION = """\
+UNION scores how coherent a story is, without a reference story. It is a BERT classifier
+trained to tell human-written stories from automatically corrupted copies of them
+(repeated plot, substituted and reordered sentences, negated events). The score of a story
+is the classifier's probability that it is human-written: 1 reads as coherent, 0 as broken.
+
+The checkpoint is the config name: "default" or "roc" (ROCStories), "wp" (WritingPrompts),
+any Hub model id (add "@revision" to pin one), or a local directory.
+"""
+
+_KWARGS_DESCRIPTION = """
+Scores each story with a UNION checkpoint.
+
+Args:
+    predictions (`list` of `str`): the stories to score, each one string, leading context
+        (the first sentence, or the prompt) included, as UNION was trained.
+    batch_size (`int`): stories per forward pass (default 32). Scores do not depend on it.
+    device (`str`, `int` or `torch.device`, optional): where to run; the first GPU when
+        there is one, else the CPU.
+    max_length (`int`, optional): word pieces kept per story (the head); default the
+        checkpoint's window (200 for the published checkpoints).
+
+Returns:
+    scores (`list` of `float`): P(human-written) for each story, in input order, in [0, 1];
+        higher is more coherent.
+    union_score (`float`): the mean of `scores` (NaN when there are no stories).
+
+Examples:
+    >>> union = evaluate.load("metrics/union", checkpoint_dir)  # or "default", a Hub id
+    >>> results = union.compute(predictions=[
+    ...     "Ken went to the store. He bought milk. He went home.",
+    ...     "Ken went to the store. Ken went to the store. He did not go home.",
+    ... ])
+    >>> sorted(results)
+    ['scores', 'union_score']
+    >>> [0.0 <= s <= 1.0 for s in results["scores"]]
+    [True, True]
+    >>> abs(results["union_score"] - sum(results["scores"]) / 2) < 1e-9
+    True
+    >>> union.compute(predictions=[])
+    {'scores': [], 'union_score': nan}
+"""
+
+HUMAN_LABEL = "human"
+
+
+def validate_predictions(predictions) -> list[str]:
+    """Reject what cannot be scored, naming the first offending index."""
+    if isinstance(predictions, str) or not hasattr(predictions, "__len__"):
+        raise TypeError(f"predictions must be a list of strings, got {type(predictions).__name__}.")
+    for i, text in enumerate(predictions):
+        if text is None:
+            raise ValueError(f"predictions[{i}] is None; every story must be a non-empty string.")
+        if not isinstance(text, str):
+            raise TypeError(f"predictions[{i}] is a {type(text).__name__}, not a string: {text!r:.80}")
+        if not text.strip():
+            raise ValueError(f"predictions[{i}] is empty or whitespace only; there is nothing to score.")
+    return list(predictions)
+
+
+def split_revision(name: str) -> tuple[str, str | None]:
+    """``"org/model@rev"`` -> (``"org/model"``, ``"rev"``); a local path is never split."""
+    if os.path.isdir(name) or "@" not in name:
+        return name, None
+    repo_id, revision = name.rsplit("@", 1)
+    return repo_id, revision or None
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Union(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Value("string")}),
+            codebase_urls=["https://github.com/thu-coai/UNION"],
+            reference_urls=["https://aclanthology.org/2020.emnlp-main.736"],
+        )
+
+    def _build_data_dir(self) -> str:
+        # evaluate joins config_name into its cache path: a local checkpoint path would make the
+        # checkpoint directory itself the cache (lock and arrow files written into it).
+        safe = self.config_name if self.config_name in PUBLISHED_CHECKPOINTS else _cache_key(self.config_name)
+        data_dir = os.path.join(self._data_dir_root, self.name, safe)
+        os.makedirs(data_dir, exist_ok=True)
+        return data_dir
+
+    def _download_and_prepare(self, dl_manager) -> None:
+        """Load the checkpoint once per metric instance; compute calls reuse it."""
+        source, revision = split_revision(resolve_checkpoint(self.config_name))
+        local = os.path.isdir(source)
+        kwargs = {} if local else {"revision": revision}
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
+        self.model = transformers.AutoModelForSequenceClassification.from_pretrained(
+            source, use_safetensors=True, **kwargs
+        ).eval()
+        self.label_index = _human_label_index(self.model.config, source)
+        self.normalization = StoryNormalization.from_config(self.model.config)
+        self.checkpoint = source if local else f"{source}@{revision or 'main'}"
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
+        texts = validate_predictions(predictions)
+        if not texts:
+            return {"scores": [], "union_score": math.nan}
+        return super().compute(predictions=texts, references=references, **kwargs)
+
+    def _compute(
+        self,
+        predictions: list[str],
+        batch_size: int = 32,
+        device: str | int | torch.device | None = None,
+        max_length: int | None = None,
+    ) -> dict:
+        target = resolve_device(device)
+        if next(self.model.parameters()).device != target:
+            self.model.to(target)
+        window = model_window(self.tokenizer, self.model.config, max_length)
+        encoded = encode(self.tokenizer, [self.normalization(t) for t in predictions], window)
+        if encoded.truncated:
+            warnings.warn(
+                f"{len(encoded.truncated)} of {len(predictions)} stories are longer than the model's window of "
+                f"{window} word pieces and were truncated, keeping the head "
+                f"(first: predictions[{encoded.truncated[0]}]).",
+                stacklevel=4,
+            )
+        scores = class_probabilities(
+            self.model,
+            encoded,
+            label_index=self.label_index,
+            pad_id=self.tokenizer.pad_token_id,
+            batch_size=batch_size,
+            device=target,
+            progress=_progress_bar,
+        )
+        return {"scores": scores, "union_score": sum(scores) / len(scores)}
+
+
+def _human_label_index(config, source: str) -> int:
+    """The class meaning "human-written": by name when the config names it, else UNION's 1."""
+    if config.num_labels != 2:
+        raise ValueError(
+            f"{source} has {config.num_labels} labels; a UNION checkpoint has 2 (perturbed, human)."
+        )
+    by_name = {str(label).lower(): int(i) for i, label in config.id2label.items()}
+    return by_name.get(HUMAN_LABEL, 1)
+
+
+def _cache_key(name: str) -> str:
+    return "checkpoint-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+
+
+def _progress_bar(batches: list) -> list:
+    """A batch progress bar that `evaluate.logging.disable_progress_bar()` silences."""
+    return tqdm(batches, desc="UNION", unit="batch", disable=not evaluate.logging.is_progress_bar_enabled())
