@@ -1,0 +1,139 @@
+"""Grammaticality: a masked-LM fluency term plus a CoLA acceptability term (GRUEN, Sec. 2.1).
+
+``reference`` scoring reproduces the release: one *unmasked* pass per sentence with the
+input as its own labels (``[CLS]``/``[SEP]`` included) and ``exp(mean cross-entropy)``,
+averaged over the sentences; the term is ``exp(-0.5 * lm)``.
+
+``pll`` scoring computes what the paper describes, a pseudo-log-likelihood: every word
+piece is masked in turn (special tokens are not) and scored given the rest. All masked
+copies of all sentences are flattened into one length-sorted stream, and the LM head (a
+768 x vocabulary projection) runs only at the masked position of each copy. Its rescaling:
+the same ``exp(-0.5 * x)`` applied to the mean masked negative log-likelihood per token
+(averaged over sentences), because pseudo-perplexities of real text (about 3 to 30) would
+send ``exp(-0.5 * perplexity)`` to zero.
+
+The CoLA term is the raw logit of class 1 ("acceptable") at 128 tokens, averaged over
+sentences, and the two terms combine as released: ``max(0, (lm_term + cola) / 8 + 0.5)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from .batching import length_sorted_batches, pad_batch, progress
+from .model_loading import LoadedModel
+from .tokenization import encode_single
+
+COLA_MAX_LENGTH = 128
+HEAD_CHUNK = 1024  # positions per LM-head call: bounds the (positions x vocabulary) logits in memory
+LM_SCORINGS = ("reference", "pll")
+
+
+def split_masked_lm(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Module] | None:
+    """``(encoder, head)`` of a masked LM whose head is its one module besides the encoder."""
+    encoder = getattr(model, "base_model", model)
+    heads = [m for m in model.children() if m is not encoder]
+    return (encoder, heads[0]) if encoder is not model and len(heads) == 1 else None
+
+
+@torch.inference_mode()
+def logits_at(loaded: LoadedModel, input_ids: torch.Tensor, mask: torch.Tensor, rows, cols):
+    """LM logits at the given (row, column) positions only, in chunks of ``HEAD_CHUNK`` positions."""
+    parts = split_masked_lm(loaded.model)
+    if parts is None:  # head not separable: full forward, then pick the positions
+        yield loaded.model(input_ids=input_ids, attention_mask=mask).logits[rows, cols]
+        return
+    encoder, head = parts
+    hidden = encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state[rows, cols]
+    for start in range(0, hidden.shape[0], HEAD_CHUNK):
+        yield head(hidden[start : start + HEAD_CHUNK])
+
+
+def _cross_entropy_at(loaded, input_ids, mask, rows, cols, targets) -> torch.Tensor:
+    losses = [
+        F.cross_entropy(logits.float(), targets[i : i + logits.shape[0]], reduction="none")
+        for i, logits in _offsets(logits_at(loaded, input_ids, mask, rows, cols))
+    ]
+    return torch.cat(losses)
+
+
+def _offsets(chunks):
+    start = 0
+    for chunk in chunks:
+        yield start, chunk
+        start += chunk.shape[0]
+
+
+@torch.inference_mode()
+def reference_lm_scores(loaded: LoadedModel, sentences: Sequence[str], batch_size: int) -> list[float]:
+    """The release's LM value of each sentence: ``exp`` of the mean unmasked cross-entropy."""
+    ids, _ = encode_single(loaded, sentences, what="masked LM")
+    device = loaded.model.device
+    pad_id = loaded.tokenizer.pad_token_id or 0
+    scores = [0.0] * len(sentences)
+    batches = list(length_sorted_batches([len(x) for x in ids], batch_size))
+    for batch in progress(batches, len(batches), "GRUEN masked LM"):
+        input_ids, mask = pad_batch([ids[i] for i in batch], pad_id, device)
+        rows, cols = mask.nonzero(as_tuple=True)
+        losses = _cross_entropy_at(loaded, input_ids, mask, rows, cols, input_ids[rows, cols])
+        totals = torch.zeros(len(batch), dtype=losses.dtype, device=device).index_add_(0, rows, losses)
+        for row, index in enumerate(batch):
+            scores[index] = math.exp(totals[row].item() / len(ids[index]))
+    return scores
+
+
+@torch.inference_mode()
+def pll_nll_scores(loaded: LoadedModel, sentences: Sequence[str], batch_size: int) -> list[float]:
+    """Mean negative pseudo-log-likelihood per token of each sentence (every word piece masked once)."""
+    ids, special = encode_single(loaded, sentences, what="masked LM")
+    mask_id = loaded.tokenizer.mask_token_id
+    if mask_id is None:
+        raise ValueError("lm_scoring='pll' needs a masked LM whose tokenizer has a mask token")
+    copies = [(s, pos) for s, flags in enumerate(special) for pos, flag in enumerate(flags) if not flag]
+    device = loaded.model.device
+    pad_id = loaded.tokenizer.pad_token_id or 0
+    totals = [0.0] * len(sentences)
+    counts = [0] * len(sentences)
+    batches = list(length_sorted_batches([len(ids[s]) for s, _ in copies], batch_size))
+    for batch in progress(batches, len(batches), "GRUEN pseudo-log-likelihood"):
+        owners = [copies[i][0] for i in batch]
+        input_ids, mask = pad_batch([ids[s] for s in owners], pad_id, device)
+        rows = torch.arange(len(batch), device=device)
+        cols = torch.tensor([copies[i][1] for i in batch], device=device)
+        targets = input_ids[rows, cols].clone()
+        input_ids[rows, cols] = mask_id
+        losses = _cross_entropy_at(loaded, input_ids, mask, rows, cols, targets).tolist()
+        for owner, loss in zip(owners, losses, strict=True):
+            totals[owner] += loss
+            counts[owner] += 1
+    return [total / count if count else 0.0 for total, count in zip(totals, counts, strict=True)]
+
+
+@torch.inference_mode()
+def cola_scores(loaded: LoadedModel, sentences: Sequence[str], batch_size: int) -> list[float]:
+    """Raw class-1 ("acceptable") logit of each sentence, as released (not a probability)."""
+    ids, _ = encode_single(loaded, sentences, max_length=COLA_MAX_LENGTH, what="CoLA classifier")
+    device = loaded.model.device
+    pad_id = loaded.tokenizer.pad_token_id or 0
+    scores = [0.0] * len(sentences)
+    batches = list(length_sorted_batches([len(x) for x in ids], batch_size))
+    for batch in progress(batches, len(batches), "GRUEN CoLA"):
+        input_ids, mask = pad_batch([ids[i] for i in batch], pad_id, device)
+        logits = loaded.model(input_ids=input_ids, attention_mask=mask).logits[:, 1].float().tolist()
+        for index, logit in zip(batch, logits, strict=True):
+            scores[index] = logit
+    return scores
+
+
+def lm_term(lm_value: float) -> float:
+    """``exp(-0.5 * x)``: the release's map from the LM value (lower is better) to a bonus."""
+    return math.exp(-0.5 * lm_value)
+
+
+def grammaticality_score(lm_value: float, cola_logit: float) -> float:
+    """The release's combination and rescaling of the two terms."""
+    return max(0.0, (lm_term(lm_value) + cola_logit) / 8.0 + 0.5)

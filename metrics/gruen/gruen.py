@@ -1,0 +1,131 @@
+"""GRUEN: reference-free linguistic quality from grammaticality, non-redundancy, focus and structure."""
+
+from __future__ import annotations
+
+import statistics
+
+import datasets
+import evaluate
+
+# evaluate copies only the siblings imported here (no comment may follow an import line).
+from .batching import length_sorted_batches
+from .checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT
+from .coherence import coherence_scores
+from .focus import focus_score
+from .grammaticality import LM_SCORINGS
+from .model_loading import ModelCache, resolve_device
+from .preprocessing import text_to_sentences, validate_predictions
+from .redundancy import redundancy_score
+from .scoring import GruenScorer
+from .tokenization import encode_words
+
+# Imported only so that evaluate copies them (a sibling's own imports are not followed).
+SIBLING_MODULES_NEEDED_BY_SCORING = (coherence_scores, focus_score, redundancy_score, encode_words)
+
+_CITATION = """\
+@inproceedings{zhu-bhat-2020-gruen,
+    title = "{GRUEN} for Evaluating Linguistic Quality of Generated Text",
+    author = "Zhu, Wanzheng and Bhat, Suma",
+    booktitle = "Findings of the Association for Computational Linguistics: EMNLP 2020",
+    year = "2020",
+    publisher = "Association for Computational Linguistics",
+    url = "https://aclanthology.org/2020.findings-emnlp.9",
+    pages = "94--108",
+}
+"""
+
+_DESCRIPTION = """\
+GRUEN scores the linguistic quality of a text without any reference: grammaticality (a
+masked LM's fluency plus a CoLA acceptability classifier, per sentence), non-redundancy
+(string rules over every sentence pair), focus (Word Mover Similarity of adjacent
+sentences) and, optionally, structure and coherence (ALBERT sentence-order prediction).
+The final score is clipped to [0, 1]; higher is better.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): the texts to score. A text with no sentence of two or more
+        words (empty, blank, one word) scores 0.0 for `gruen` and `grammaticality`, with no
+        redundancy or focus penalty.
+    lm_model (str): masked LM, Hub id or local directory. Default "google-bert/bert-base-cased".
+    cola_model (str): CoLA classifier (class 1 = acceptable). Default: this project's
+        "story-quality-metrics/gruen-cola-bert-base-cased".
+    sop_model (str): ALBERT-style model with a sentence-order head. Default "albert/albert-base-v2".
+    lm_revision, cola_revision, sop_revision (str, optional): pinned Hub revisions.
+    coherence (bool): add the structure/coherence term (-SOP loss). Default False, as released.
+    lm_scoring (str): "reference" (the release's unmasked LM term; matches published GRUEN)
+        or "pll" (the paper's pseudo-log-likelihood, every token masked in turn).
+    batch_size (int): sequences per forward pass. Default 32.
+    device (str, optional): "cpu", "cuda", ... Default: CUDA when available.
+Returns:
+    gruen (list of float): the final score of each text, in [0, 1], higher is better.
+    grammaticality (list of float): >= 0, higher is better.
+    redundancy (list of float): <= 0, -0.1 per redundancy flag.
+    focus (list of float): 0 or -0.1.
+    coherence (list of float or None): <= 0 (minus the mean SOP loss); None when coherence=False.
+    mean_gruen (float or None): mean of `gruen` (None for no text).
+Examples:
+    >>> gruen = evaluate.load("gruen")  # doctest: +SKIP
+    >>> texts = ["The dog ran home. The dog ran home.", "   "]
+    >>> results = gruen.compute(predictions=texts, lm_model=lm_model, cola_model=cola_model)
+    >>> sorted(results)
+    ['coherence', 'focus', 'grammaticality', 'gruen', 'mean_gruen', 'redundancy']
+    >>> results["redundancy"]  # a repeated sentence raises all four flags, -0.1 each
+    [-0.4, 0.0]
+    >>> results["gruen"][1], results["coherence"]  # nothing to score in a blank text; coherence off
+    (0.0, [None, None])
+    >>> with_order = gruen.compute(predictions=["I ate. Then I slept."], cola_model=cola_model,
+    ...                            lm_model=lm_model, sop_model=sop_model, coherence=True)
+    >>> with_order["coherence"][0] <= 0.0 and 0.0 <= with_order["gruen"][0] <= 1.0
+    True
+"""
+
+DEFAULT_BATCH_SIZE = 32
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Gruen(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Value("string")}),
+            reference_urls=["https://aclanthology.org/2020.findings-emnlp.9"],
+        )
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Check every text before ``evaluate`` stores them (it would turn None and numbers into strings)."""
+        if predictions is not None:
+            predictions = validate_predictions(predictions)
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
+    def _compute(
+        self,
+        predictions,
+        lm_model: str = LM_CHECKPOINT,
+        cola_model: str = COLA_CHECKPOINT,
+        sop_model: str = SOP_CHECKPOINT,
+        lm_revision: str | None = None,
+        cola_revision: str | None = None,
+        sop_revision: str | None = None,
+        coherence: bool = False,
+        lm_scoring: str = "reference",
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        device: str | None = None,
+    ) -> dict:
+        if lm_scoring not in LM_SCORINGS:
+            raise ValueError(f"lm_scoring must be one of {LM_SCORINGS}, got {lm_scoring!r}")
+        next(length_sorted_batches([1], batch_size))  # rejects a bad batch_size before any model loads
+        texts = [text_to_sentences(text) for text in validate_predictions(predictions)]
+        if not hasattr(self, "_model_cache"):
+            self._model_cache = ModelCache()
+        scorer = GruenScorer(self._model_cache, resolve_device(device), batch_size)
+        aspects = scorer.score(
+            texts,
+            lm=(lm_model, lm_revision),
+            cola=(cola_model, cola_revision),
+            sop=(sop_model, sop_revision) if coherence else None,
+            lm_scoring=lm_scoring,
+        )
+        return {**aspects, "mean_gruen": statistics.fmean(aspects["gruen"]) if texts else None}

@@ -1,0 +1,79 @@
+"""Loading GRUEN's three models safely (safetensors only, no remote code, pinnable revision)
+and keeping them on the metric instance so repeated ``compute`` calls never reload them."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import torch
+from transformers import (
+    AutoModelForMaskedLM,
+    AutoModelForPreTraining,
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+MODEL_CLASSES = {
+    "lm": AutoModelForMaskedLM,
+    "cola": AutoModelForSequenceClassification,
+    "sop": AutoModelForPreTraining,
+}
+ROLE_NAMES = {
+    "lm": "masked LM (lm_model)",
+    "cola": "CoLA classifier (cola_model)",
+    "sop": "sentence-order model (sop_model)",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedModel:
+    tokenizer: PreTrainedTokenizerBase
+    model: PreTrainedModel
+    window: int  # longest input, special tokens included, the model accepts
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def model_window(tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel) -> int:
+    """The longest input both the tokenizer and the position embeddings accept."""
+    limits = [getattr(model.config, "max_position_embeddings", None), tokenizer.model_max_length]
+    return min(int(x) for x in limits if x is not None and 0 < x < 1_000_000)
+
+
+def load_model(role: str, name: str, revision: str | None, device: torch.device) -> LoadedModel:
+    """Load one model and its tokenizer; a local directory is only read, never written."""
+    path = os.path.expanduser(name)
+    source = path if os.path.isdir(path) else name
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
+        model = MODEL_CLASSES[role].from_pretrained(
+            source, revision=revision, use_safetensors=True, trust_remote_code=False
+        )
+    except (OSError, ValueError) as error:
+        raise OSError(
+            f"GRUEN could not load its {ROLE_NAMES[role]} from {name!r} (revision {revision!r}): a Hub id "
+            f"or a local directory with safetensors weights and a tokenizer is needed. Cause: {error}"
+        ) from error
+    model = model.to(device).eval()
+    return LoadedModel(tokenizer=tokenizer, model=model, window=model_window(tokenizer, model))
+
+
+class ModelCache:
+    """One loaded model per role, reloaded only when its name, revision or device changes."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[tuple, LoadedModel]] = {}
+
+    def get(self, role: str, name: str, revision: str | None, device: torch.device) -> LoadedModel:
+        key = (name, revision, str(device))
+        cached = self._entries.get(role)
+        if cached is None or cached[0] != key:
+            self._entries[role] = (key, load_model(role, name, revision, device))
+        return self._entries[role][1]

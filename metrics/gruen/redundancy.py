@@ -1,0 +1,97 @@
+"""Non-redundancy: the release's pairwise string rules, thresholds and -0.1 per flag.
+
+Every pair of sentences of a text is compared (case-sensitive). An identical pair, or one
+sentence contained in the other, counts 4 flags. Otherwise, and only when the longer
+sentence has at least 5 words, one flag is raised for each of: the longest common
+substring (``difflib``, as released, its default junk heuristic included) is longer than
+0.8 x the shorter sentence in characters; the longest common run of words is longer than
+0.8 x the shorter word count; the character edit distance is below 0.6 x the longer length;
+more than 0.8 x the shorter word count of ``a``'s words (repeats counted) occur in ``b``.
+
+>>> redundancy_flags("He went home.", "He went home.")
+4
+>>> redundancy_flags("The cat sat on the mat today.", "The cat sat on the mat today!")
+4
+>>> redundancy_score(["The cat sat on the mat today.", "It was a warm and sunny afternoon."])
+0.0
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+PENALTY_PER_FLAG = -0.1
+CONTAINED_FLAGS = 4
+MIN_WORDS = 5
+SHARED_FRACTION = 0.8
+EDIT_FRACTION = 0.6
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (unit costs) by Myers' bit-parallel algorithm: O(len(a) * len(b) / word size).
+
+    Each column of the dynamic-programming table is held as bit vectors of vertical +1/-1 steps
+    in Python integers, so one character of ``b`` costs a few integer operations whatever len(a).
+
+    >>> edit_distance("kitten", "sitting")
+    3
+    """
+    if len(a) < len(b):
+        a, b = b, a
+    if not b:
+        return len(a)
+    full = (1 << len(a)) - 1
+    last = 1 << (len(a) - 1)
+    match: dict[str, int] = {}
+    for i, char in enumerate(a):
+        match[char] = match.get(char, 0) | (1 << i)
+    plus, minus, score = full, 0, len(a)  # vertical +1 / -1 steps of the current column
+    for char in b:
+        eq = match.get(char, 0)
+        xv = eq | minus
+        xh = (((eq & plus) + plus) ^ plus) | eq
+        h_plus = minus | ~(xh | plus)
+        h_minus = plus & xh
+        if h_plus & last:
+            score += 1
+        elif h_minus & last:
+            score -= 1
+        h_plus = ((h_plus << 1) | 1) & full
+        h_minus = (h_minus << 1) & full
+        plus = (h_minus | ~(xv | h_plus)) & full
+        minus = h_plus & xv
+    return score
+
+
+def longest_common_run(a: Sequence, b: Sequence) -> int:
+    """Length of the longest common contiguous run (``difflib``, default settings, as released)."""
+    return difflib.SequenceMatcher(None, a, b).find_longest_match(0, len(a), 0, len(b)).size
+
+
+def redundancy_flags(a: str, b: str) -> int:
+    """How many of the release's redundancy rules the sentence pair ``(a, b)`` triggers (0 to 4)."""
+    a, b = a.strip(), b.strip()
+    if a in b or b in a:
+        return CONTAINED_FLAGS
+    a_words, b_words = a.split(), b.split()
+    if max(len(a_words), len(b_words)) < MIN_WORDS:
+        return 0
+    shorter_chars, shorter_words = min(len(a), len(b)), min(len(a_words), len(b_words))
+    b_vocabulary = set(b_words)
+    return (
+        int(longest_common_run(a, b) > SHARED_FRACTION * shorter_chars)
+        + int(longest_common_run(a_words, b_words) > SHARED_FRACTION * shorter_words)
+        + int(edit_distance(a, b) < EDIT_FRACTION * max(len(a), len(b)))
+        + int(sum(word in b_vocabulary for word in a_words) > SHARED_FRACTION * shorter_words)
+    )
+
+
+def redundancy_score(sentences: Sequence[str]) -> float:
+    """``-0.1`` per flag, summed over every pair of the text's sentences (0 = no redundancy)."""
+    flags = sum(
+        redundancy_flags(sentences[i], sentences[j])
+        for i in range(len(sentences))
+        for j in range(i + 1, len(sentences))
+    )
+    return PENALTY_PER_FLAG * flags + 0.0  # + 0.0 turns -0.0 into 0.0
