@@ -1,0 +1,343 @@
+"""UNION's four corruptions (repetition, substitution, reordering, negation), applied cumulatively.
+
+A story is a list of sentences, each ``(tokens, tags)``; sentence 0 is the context and is
+never touched. ``L`` below is the number of sentences including sentence 0 (5 for
+ROCStories), as in the technique table of the UNION paper (see REFERENCE.md):
+
+* number of techniques n ~ {1: .5, 2: .2, 3: .2, 4: .1}; n distinct techniques drawn from
+  {repetition: .1, substitution: .3, reordering: .4, negation: .2} without replacement;
+  applied one after another in the order drawn;
+* repetition (70 %): one later sentence copied over ``min(1 + L // 2, L - 2)`` other later
+  sentences; (30 %): ``L // 2`` times an n-gram (n uniform in 1..4) of a later sentence is
+  duplicated in place (``a b c`` -> ``a b b c``), final punctuation excluded;
+* substitution (50 %): k ~ U{1..L-1} later sentences replaced by sentences of another
+  story of the corpus; (50 %): m ~ U{1..max(1, floor(.15 K))} of the K keywords replaced,
+  by an antonym when one is known, else by a keyword with the same POS tag drawn by corpus
+  frequency;
+* reordering: k ~ U{2..L-1} later sentences permuted, redrawn until the order changed;
+* negation: k ~ U{1..L-1} later sentences (among those a rule applies to) negated, see
+  :mod:`training.negation`.
+
+A technique that cannot change the story (no keyword, no verb, a one-story corpus) is not
+recorded; if the story came out unchanged, the unused techniques are tried in a weighted
+order until one changes it.
+
+Randomness comes only from :meth:`random.Random.random`, whose sequence Python guarantees
+for a given seed across versions; choices, samples and shuffles are built on it here.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import random
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from .lexicon import Lexicon
+from .negation import negate
+
+TECHNIQUE_COUNT_PROBS: dict[int, float] = {1: 0.5, 2: 0.2, 3: 0.2, 4: 0.1}
+TECHNIQUE_PROBS: dict[str, float] = {
+    "repetition": 0.1,
+    "substitution": 0.3,
+    "reordering": 0.4,
+    "negation": 0.2,
+}
+SENTENCE_REPETITION_PROB = 0.7
+SENTENCE_SUBSTITUTION_PROB = 0.5
+KEYWORD_FRACTION = 0.15
+MAX_NGRAM = 4
+MAX_RETRIES = 20
+TRAILING_PUNCTUATION = frozenset({".", "!", "?", "''", "``", '"', "'", ",", ":", ";"})
+
+Sentence = tuple[list[str], list[str]]
+
+
+class StoryRandom:
+    """Seeded draws built only on ``random()`` (stable across Python versions).
+
+    The seed is a string ``"{seed}:{story_index}"``: a story's corruption depends on nothing
+    else, so the corpus is the same for any ``num_proc`` and batch size.
+    """
+
+    def __init__(self, seed: int, story_index: int) -> None:
+        self._random = random.Random(f"{seed}:{story_index}").random
+
+    def index(self, n: int) -> int:
+        """Uniform integer in ``0..n-1``."""
+        return min(int(self._random() * n), n - 1)
+
+    def between(self, low: int, high: int) -> int:
+        """Uniform integer in ``low..high`` (inclusive)."""
+        return low + self.index(high - low + 1)
+
+    def chance(self, p: float) -> bool:
+        return self._random() < p
+
+    def weighted(self, weights: Sequence[float]) -> int:
+        """Index drawn with probability proportional to ``weights``."""
+        cumulative, total = [], 0.0
+        for weight in weights:
+            total += weight
+            cumulative.append(total)
+        return min(bisect.bisect_right(cumulative, self._random() * total), len(weights) - 1)
+
+    def sample(self, population: Sequence[int], k: int) -> list[int]:
+        """``k`` distinct items in draw order (partial Fisher-Yates)."""
+        pool = list(population)
+        for i in range(k):
+            j = i + self.index(len(pool) - i)
+            pool[i], pool[j] = pool[j], pool[i]
+        return pool[:k]
+
+    def shuffle(self, items: list) -> None:
+        for i in range(len(items) - 1, 0, -1):
+            j = self.index(i + 1)
+            items[i], items[j] = items[j], items[i]
+
+
+@dataclasses.dataclass(frozen=True)
+class KeywordTable:
+    """Keywords of the corpus by POS tag with their counts: substitution's frequency-weighted pool."""
+
+    words: dict[str, tuple[str, ...]]
+    cumulative: dict[str, tuple[int, ...]]
+
+    @classmethod
+    def from_counts(cls, counts: dict[tuple[str, str], int]) -> KeywordTable:
+        """From ``{(tag, word): count}``; words sorted by (-count, word) so the table is deterministic."""
+        by_tag: dict[str, list[tuple[int, str]]] = {}
+        for (tag, word), count in counts.items():
+            by_tag.setdefault(tag, []).append((-count, word))
+        words, cumulative = {}, {}
+        for tag, entries in sorted(by_tag.items()):
+            entries.sort()
+            words[tag] = tuple(word for _, word in entries)
+            running, totals = 0, []
+            for negative_count, _ in entries:
+                running -= negative_count
+                totals.append(running)
+            cumulative[tag] = tuple(totals)
+        return cls(words, cumulative)
+
+    def draw(self, tag: str, rng: StoryRandom, exclude: str) -> str | None:
+        """A keyword with this tag drawn by corpus frequency, not ``exclude``; None if there is none."""
+        words = self.words.get(tag, ())
+        if not words or words == (exclude,):
+            return None
+        totals = self.cumulative[tag]
+        for _ in range(MAX_RETRIES):
+            target = rng.index(totals[-1])
+            word = words[bisect.bisect_right(totals, target)]
+            if word != exclude:
+                return word
+        return None
+
+
+class DonorPool(Protocol):
+    """The corpus, for sentence-level substitution: ``len`` and ``(story_index, sentences)`` by row."""
+
+    def __len__(self) -> int: ...
+
+    def story(self, row: int) -> tuple[int, list[Sentence]]: ...
+
+
+@dataclasses.dataclass
+class CorruptionContext:
+    lexicon: Lexicon
+    keywords: KeywordTable
+    donors: DonorPool
+    story_index: int
+
+
+Technique = Callable[[list[Sentence], StoryRandom, CorruptionContext], tuple[list[Sentence], str] | None]
+
+
+def _copy(story: list[Sentence]) -> list[Sentence]:
+    return [(list(tokens), list(tags)) for tokens, tags in story]
+
+
+def repeat(
+    story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
+) -> tuple[list[Sentence], str] | None:
+    """Sentence repetition (70 %) or in-place n-gram duplication (30 %)."""
+    length, later = len(story), list(range(1, len(story)))
+    story = _copy(story)
+    if rng.chance(SENTENCE_REPETITION_PROB):
+        if len(later) < 2:
+            return None
+        source = later[rng.index(len(later))]
+        others = [i for i in later if i != source]
+        for target in rng.sample(others, min(1 + length // 2, len(others))):
+            story[target] = (list(story[source][0]), list(story[source][1]))
+        return story, "repetition:sentence"
+    candidates = [i for i in later if _word_span(story[i][0]) > 0]
+    if not candidates:
+        return None
+    for _ in range(max(1, length // 2)):
+        tokens, tags = story[candidates[rng.index(len(candidates))]]
+        span = _word_span(tokens)
+        n = min(rng.between(1, MAX_NGRAM), span)
+        start = rng.index(span - n + 1)
+        tokens[start + n : start + n] = tokens[start : start + n]
+        tags[start + n : start + n] = tags[start : start + n]
+    return story, "repetition:ngram"
+
+
+def _word_span(tokens: list[str]) -> int:
+    """Number of leading tokens an n-gram may come from (final punctuation excluded)."""
+    end = len(tokens)
+    while end > 0 and tokens[end - 1] in TRAILING_PUNCTUATION:
+        end -= 1
+    return end
+
+
+def substitute(
+    story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
+) -> tuple[list[Sentence], str] | None:
+    """Sentences from another story (50 %) or keywords by antonym / same-POS keyword (50 %)."""
+    if rng.chance(SENTENCE_SUBSTITUTION_PROB):
+        return _substitute_sentences(story, rng, ctx)
+    return _substitute_words(story, rng, ctx)
+
+
+def _substitute_sentences(
+    story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
+) -> tuple[list[Sentence], str] | None:
+    later = list(range(1, len(story)))
+    k = rng.between(1, len(later))
+    donor: list[Sentence] | None = None
+    for _ in range(MAX_RETRIES):
+        if len(ctx.donors) == 0:
+            break
+        index, sentences = ctx.donors.story(rng.index(len(ctx.donors)))
+        if index != ctx.story_index and len(sentences) > 1:
+            donor = sentences
+            break
+    if donor is None:
+        return None
+    donor_later = list(range(1, len(donor)))
+    k = min(k, len(donor_later))
+    story = _copy(story)
+    for target, source in zip(rng.sample(later, k), rng.sample(donor_later, k), strict=True):
+        story[target] = (list(donor[source][0]), list(donor[source][1]))
+    return story, "substitution:sentence"
+
+
+def _substitute_words(
+    story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
+) -> tuple[list[Sentence], str] | None:
+    positions = [
+        (i, j)
+        for i in range(1, len(story))
+        for j, (word, tag) in enumerate(zip(*story[i], strict=True))
+        if ctx.lexicon.is_keyword(word, tag)
+    ]
+    if not positions:
+        return None
+    m = rng.between(1, max(1, int(KEYWORD_FRACTION * len(positions))))
+    story = _copy(story)
+    changed = False
+    for pick in rng.sample(range(len(positions)), m):
+        i, j = positions[pick]
+        word, tag = story[i][0][j], story[i][1][j]
+        antonyms = ctx.lexicon.antonyms_of(word, tag)
+        if antonyms:
+            replacement = antonyms[rng.index(len(antonyms))]
+        else:
+            replacement = ctx.keywords.draw(tag, rng, exclude=word.lower())
+        if replacement is None:
+            continue
+        if word[:1].isupper():
+            replacement = replacement[:1].upper() + replacement[1:]
+        story[i][0][j] = replacement
+        changed = True
+    return (story, "substitution:word") if changed else None
+
+
+def reorder(
+    story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
+) -> tuple[list[Sentence], str] | None:
+    """Permute k ~ U{2..L-1} later sentences until their order changed."""
+    later = list(range(1, len(story)))
+    if len(later) < 2:
+        return None
+    positions = sorted(rng.sample(later, rng.between(2, len(later))))
+    if len({tuple(story[i][0]) for i in positions}) < 2:
+        return None
+    order = list(positions)
+    for _ in range(MAX_RETRIES):
+        rng.shuffle(order)
+        if [story[i][0] for i in order] != [story[i][0] for i in positions]:
+            new = _copy(story)
+            for target, source in zip(positions, order, strict=True):
+                new[target] = (list(story[source][0]), list(story[source][1]))
+            return new, "reordering"
+    return None
+
+
+def negate_sentences(
+    story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
+) -> tuple[list[Sentence], str] | None:
+    """Negate k ~ U{1..L-1} later sentences (those a negation rule applies to)."""
+    k = rng.between(1, len(story) - 1)
+    negated = {i: negate(*story[i], ctx.lexicon.lemma) for i in range(1, len(story))}
+    candidates = [i for i, result in negated.items() if result is not None]
+    if not candidates:
+        return None
+    story = _copy(story)
+    for i in rng.sample(candidates, min(k, len(candidates))):
+        story[i] = negated[i]  # type: ignore[assignment]
+    return story, "negation"
+
+
+TECHNIQUES: dict[str, Technique] = {
+    "repetition": repeat,
+    "substitution": substitute,
+    "reordering": reorder,
+    "negation": negate_sentences,
+}
+
+
+def draw_techniques(rng: StoryRandom) -> list[str]:
+    """n ~ TECHNIQUE_COUNT_PROBS distinct techniques, weighted by TECHNIQUE_PROBS, in draw order."""
+    counts = list(TECHNIQUE_COUNT_PROBS)
+    n = counts[rng.weighted([TECHNIQUE_COUNT_PROBS[c] for c in counts])]
+    return _weighted_order(rng, list(TECHNIQUE_PROBS), n)
+
+
+def _weighted_order(rng: StoryRandom, names: list[str], n: int) -> list[str]:
+    names, chosen = list(names), []
+    for _ in range(min(n, len(names))):
+        chosen.append(names.pop(rng.weighted([TECHNIQUE_PROBS[name] for name in names])))
+    return chosen
+
+
+def corrupt(
+    story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
+) -> tuple[list[Sentence], list[str]]:
+    """The corrupted story and the names of the techniques applied, in order.
+
+    The applied list is empty only when no technique could change the story.
+    """
+    drawn = draw_techniques(rng)
+    current, applied = story, []
+    for name in drawn:
+        result = TECHNIQUES[name](current, rng, ctx)
+        if result is not None:
+            current, label = result
+            applied.append(label)
+    if _tokens(current) == _tokens(story):
+        current, applied = story, []
+        for name in (
+            _weighted_order(rng, [n for n in TECHNIQUE_PROBS if n not in drawn], len(TECHNIQUES)) + drawn
+        ):
+            result = TECHNIQUES[name](story, rng, ctx)
+            if result is not None and _tokens(result[0]) != _tokens(story):
+                return result[0], [result[1]]
+    return current, applied
+
+
+def _tokens(story: list[Sentence]) -> list[list[str]]:
+    return [tokens for tokens, _ in story]

@@ -1,0 +1,282 @@
+"""UNION's training set from human stories: each story (label 1) and one corrupted copy (label 0).
+
+Three ``datasets.map`` passes, so the work scales with ``num_proc`` and is cached like any
+other ``datasets`` transform:
+
+1. normalise (``metrics/union/story_text.py``, the same code the ``union`` metric applies
+   when scoring) and POS-tag every story; mark the ones to skip and why;
+2. count keywords by POS over the kept stories (deterministic, in the main process): the
+   frequency table of word-level substitution;
+3. corrupt each kept story with its own random stream (seeded by ``seed`` and the story's
+   row), emitting the human row and the corrupted row.
+
+The result records the normalisation and a summary (rows, skipped stories by reason,
+corruption counts, which NLTK resources were used) as JSON in ``info.description``; read
+it back with :func:`read_summary`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import unicodedata
+from collections import Counter
+from typing import Any
+
+import datasets
+from datasets.fingerprint import Hasher
+
+from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, StoryNormalization
+
+from . import corruptions, negation
+from .corruptions import CorruptionContext, KeywordTable, Sentence, StoryRandom, corrupt
+from .lexicon import Lexicon
+
+logger = logging.getLogger(__name__)
+
+LABELS = ["perturbed", "human"]
+SKIP_REASONS = ("empty", "not_text", "too_few_sentences", "uncorruptible")
+OUTPUT_FEATURES = datasets.Features(
+    {
+        "text": datasets.Value("string"),
+        "label": datasets.ClassLabel(names=LABELS),
+        "original": datasets.Value("string"),
+        "context": datasets.Value("string"),
+        "corruptions": datasets.List(datasets.Value("string")),
+        "story_index": datasets.Value("int64"),
+    }
+)
+_PREPARED_FEATURES = datasets.Features(
+    {
+        "story_index": datasets.Value("int64"),
+        "sentences": datasets.List(datasets.Value("string")),
+        "tags": datasets.List(datasets.List(datasets.Value("string"))),
+        "skip": datasets.Value("string"),
+    }
+)
+_KEEP_WHITESPACE = frozenset("\n\t ")
+
+
+def clean_text(value: Any) -> tuple[str | None, str]:
+    """(text, skip reason): invisible control/format characters become spaces; non-strings are refused.
+
+    Only what no reader sees is changed (zero-width spaces, BOMs, control codes, lone
+    surrogates); everything visible is left to the shared normalisation.
+    """
+    if value is None:
+        return None, "empty"
+    if not isinstance(value, str):
+        return None, "not_text"
+    if not value.isascii():
+        value = "".join(
+            " " if unicodedata.category(c) in ("Cc", "Cf", "Cs") and c not in _KEEP_WHITESPACE else c
+            for c in value
+        )
+    return (value, "") if value.strip() else (None, "empty")
+
+
+def _prepare_batch(
+    batch: dict[str, list],
+    indices: list[int],
+    *,
+    text_column: str,
+    normalization: StoryNormalization,
+    lexicon: Lexicon,
+    min_sentences: int,
+) -> dict[str, list]:
+    out: dict[str, list] = {"story_index": [], "sentences": [], "tags": [], "skip": []}
+    for index, value in zip(indices, batch[text_column], strict=True):
+        text, reason = clean_text(value)
+        sentences: list[str] = []
+        tags: list[list[str]] = []
+        if text is not None:
+            sentences = [" ".join(s.split()) for s in normalization.sentences(text)]
+            sentences = [s for s in sentences if s]
+            if len(sentences) < min_sentences:
+                reason = "too_few_sentences"
+            else:
+                tags = [lexicon.tag(s.split(" ")) for s in sentences]
+        out["story_index"].append(index)
+        out["sentences"].append(sentences if not reason else [])
+        out["tags"].append(tags if not reason else [])
+        out["skip"].append(reason)
+    return out
+
+
+def _as_story(sentences: list[str], tags: list[list[str]]) -> list[Sentence]:
+    return [(s.split(" "), list(t)) for s, t in zip(sentences, tags, strict=True)]
+
+
+class DatasetDonors:
+    """The kept stories as the donor pool of sentence-level substitution (random access by row)."""
+
+    def __init__(self, prepared: datasets.Dataset) -> None:
+        self.dataset = prepared.select_columns(["story_index", "sentences", "tags"])
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def story(self, row: int) -> tuple[int, list[Sentence]]:
+        record = self.dataset[row]
+        return record["story_index"], _as_story(record["sentences"], record["tags"])
+
+
+def count_keywords(prepared: datasets.Dataset, lexicon: Lexicon, batch_size: int = 1000) -> KeywordTable:
+    """Keyword counts by POS tag over the whole (kept) corpus, all sentences included."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for batch in prepared.select_columns(["sentences", "tags"]).iter(batch_size=batch_size):
+        for sentences, tags in zip(batch["sentences"], batch["tags"], strict=True):
+            for sentence, sentence_tags in zip(sentences, tags, strict=True):
+                for word, tag in zip(sentence.split(" "), sentence_tags, strict=True):
+                    if lexicon.is_keyword(word, tag):
+                        counts[(tag, word.lower())] += 1
+    return KeywordTable.from_counts(dict(counts))
+
+
+def _corrupt_batch(
+    batch: dict[str, list],
+    *,
+    seed: int,
+    lexicon: Lexicon,
+    keywords: KeywordTable,
+    donors: DatasetDonors,
+) -> dict[str, list]:
+    out: dict[str, list] = {name: [] for name in OUTPUT_FEATURES}
+    for index, sentences, tags in zip(batch["story_index"], batch["sentences"], batch["tags"], strict=True):
+        story = _as_story(sentences, tags)
+        ctx = CorruptionContext(lexicon=lexicon, keywords=keywords, donors=donors, story_index=index)
+        corrupted, applied = corrupt(story, StoryRandom(seed, index), ctx)
+        if not applied:
+            continue  # counted as "uncorruptible" by the caller
+        original = " ".join(sentences)
+        sample = " ".join([sentences[0]] + [" ".join(tokens) for tokens, _ in corrupted[1:]])
+        for text, label, names in ((original, 1, []), (sample, 0, applied)):
+            out["text"].append(text)
+            out["label"].append(label)
+            out["original"].append(original)
+            out["context"].append(sentences[0])
+            out["corruptions"].append(names)
+            out["story_index"].append(index)
+    return out
+
+
+def _code_fingerprint() -> str:
+    """Cache key part for the corruption code itself (a code change must not reuse old caches)."""
+    return Hasher.hash([inspect.getsource(module) for module in (corruptions, negation)])
+
+
+def build_union_dataset(
+    stories: datasets.Dataset,
+    *,
+    normalization: StoryNormalization = ROC_STORIES,
+    seed: int = 42,
+    num_proc: int | None = None,
+    batch_size: int = 1000,
+    min_sentences: int = 3,
+    text_column: str = "text",
+    lexicon: Lexicon | None = None,
+) -> datasets.Dataset:
+    """UNION's training rows for ``stories`` (a ``text`` column, one story per row).
+
+    Columns: ``text`` (the sample), ``label`` (0 = perturbed, 1 = human), ``original`` (the
+    human story), ``context`` (sentence 0), ``corruptions`` (technique names in order, empty
+    for human rows), ``story_index`` (input row). Stories with fewer than ``min_sentences``
+    sentences, empty or non-text rows are skipped and counted. The output is the same for
+    any ``num_proc``/``batch_size``; it depends on ``seed`` and on the lexicon resources,
+    which the summary records (:func:`read_summary`).
+    """
+    if not isinstance(stories, datasets.Dataset):
+        raise TypeError(f"stories must be a datasets.Dataset, got {type(stories).__name__}")
+    if text_column not in stories.column_names:
+        raise ValueError(
+            f"stories has no column {text_column!r} (columns: {stories.column_names}); "
+            "pass text_column= or load the corpus with training.corpora.load_stories"
+        )
+    if min_sentences < 2:
+        raise ValueError(
+            f"min_sentences must be at least 2 (context + one sentence to corrupt), got {min_sentences}"
+        )
+    lexicon = (lexicon or Lexicon()).resolve()
+    prepared = stories.map(
+        _prepare_batch,
+        batched=True,
+        batch_size=batch_size,
+        with_indices=True,
+        num_proc=num_proc,
+        remove_columns=stories.column_names,
+        features=_PREPARED_FEATURES,
+        fn_kwargs={
+            "text_column": text_column,
+            "normalization": normalization,
+            "lexicon": lexicon,
+            "min_sentences": min_sentences,
+        },
+        desc="Normalising and tagging stories",
+    )
+    skipped = Counter(reason for reason in prepared["skip"] if reason)
+    kept = prepared.filter(lambda reason: reason == "", input_columns="skip", desc="Dropping skipped stories")
+    keywords = count_keywords(kept, lexicon, batch_size)
+    fingerprint = Hasher.hash(
+        [kept._fingerprint, seed, lexicon.describe(), lexicon.state, _code_fingerprint()]
+    )
+    out = kept.map(
+        _corrupt_batch,
+        batched=True,
+        batch_size=batch_size,
+        num_proc=num_proc,
+        remove_columns=kept.column_names,
+        features=OUTPUT_FEATURES,
+        fn_kwargs={"seed": seed, "lexicon": lexicon, "keywords": keywords, "donors": DatasetDonors(kept)},
+        new_fingerprint=fingerprint,
+        desc="Corrupting stories",
+    )
+    uncorruptible = len(kept) - len(out) // 2
+    if uncorruptible:
+        skipped["uncorruptible"] = uncorruptible
+    summary = _summary(stories, out, skipped, normalization, lexicon, seed, min_sentences)
+    out.info.description = json.dumps(summary, sort_keys=True)
+    logger.info("UNION training set built: %s", json.dumps(summary, sort_keys=True))
+    return out
+
+
+def _summary(
+    stories: datasets.Dataset,
+    out: datasets.Dataset,
+    skipped: Counter[str],
+    normalization: StoryNormalization,
+    lexicon: Lexicon,
+    seed: int,
+    min_sentences: int,
+) -> dict[str, Any]:
+    applied = [names for names, label in zip(out["corruptions"], out["label"], strict=True) if label == 0]
+    return {
+        "stories": len(stories),
+        "rows": len(out),
+        "kept_stories": len(out) // 2,
+        "skipped": {reason: skipped.get(reason, 0) for reason in SKIP_REASONS},
+        "corruptions": dict(sorted(Counter(name for names in applied for name in names).items())),
+        "techniques_per_story": {
+            str(k): v for k, v in sorted(Counter(len(names) for names in applied).items())
+        },
+        "seed": seed,
+        "min_sentences": min_sentences,
+        CONFIG_KEY: normalization.to_dict(),
+        "lexicon": lexicon.describe(),
+    }
+
+
+def read_summary(dataset: datasets.Dataset) -> dict[str, Any]:
+    """The build summary :func:`build_union_dataset` stored (normalisation under ``CONFIG_KEY``)."""
+    try:
+        summary = json.loads(dataset.info.description or "")
+    except json.JSONDecodeError as error:
+        raise ValueError("this dataset carries no UNION build summary in info.description") from error
+    if not isinstance(summary, dict) or CONFIG_KEY not in summary:
+        raise ValueError("this dataset carries no UNION build summary in info.description")
+    return summary
+
+
+def normalization_of(dataset: datasets.Dataset) -> StoryNormalization:
+    """The :class:`StoryNormalization` a built dataset's text went through (for the checkpoint config)."""
+    return StoryNormalization.from_dict(read_summary(dataset)[CONFIG_KEY])
