@@ -11,7 +11,6 @@ Add a new metric with ``--metric "my union=scores.txt"`` (``:lower`` for lower-i
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import shlex
 import sys
@@ -42,24 +41,10 @@ def parse_metric_spec(spec: str) -> tuple[str, Path, bool]:
 
 
 def machine_description() -> str:
-    """CPU model, core count, torch threads (if torch is installed) and library versions."""
-    cpu = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    try:
-        import torch
+    """The shared benchmark machine line plus the library versions the statistics come from."""
+    from benchmarks.machine import describe_machine  # imports torch: only when a report is written
 
-        threads = f"torch threads {torch.get_num_threads()}"
-    except ImportError:
-        threads = "torch not installed"
-    return (
-        f"{cpu}, {os.cpu_count()} cores, {threads}; Python {platform.python_version()}, "
-        f"NumPy {np.__version__}, SciPy {scipy.__version__}"
-    )
+    return f"{describe_machine()}; Python {platform.python_version()}, NumPy {np.__version__}, SciPy {scipy.__version__}"
 
 
 def build_parser() -> argparse.ArgumentParser:

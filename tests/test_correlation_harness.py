@@ -1,0 +1,228 @@
+"""Reading UNION-format annotations and scores, evaluate_scores, and the CLI end to end."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks.correlation import AnnotationFormatError, evaluate_scores, read_annotations, read_scores
+from benchmarks.correlation.__main__ import main, parse_metric_spec
+from benchmarks.correlation.robustness import biased_sets
+from benchmarks.correlation.statistics import correlate, williams_test
+
+
+def tiny_corpus(n=40, seed=0):
+    """Votes, matching error codes, and two metrics (one good, one lower-is-better) for n stories."""
+    rng = np.random.default_rng(seed)
+    quality = rng.uniform(size=n)
+    votes = (rng.uniform(size=(n, 7)) < quality[:, None]).astype(int)
+    codes = np.where(votes == 1, 0, rng.integers(1, 6, size=(n, 7)))
+    good = votes.mean(axis=1) + rng.normal(scale=0.3, size=n)
+    perplexity = 5 - 2 * votes.mean(axis=1) + rng.normal(scale=0.8, size=n)
+    return votes, codes, good, perplexity
+
+
+def write_lines(path, lines):
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_annotations(directory, votes, codes=None):
+    def lines(labels):
+        return [
+            f"{100 + i} ||| story number {i} . it ends . ||| {' '.join(map(str, row))}"
+            for i, row in enumerate(labels)
+        ]
+
+    annotation = write_lines(directory / "ant_data.txt", lines(votes))
+    error_file = write_lines(directory / "ant_data_all.txt", lines(codes)) if codes is not None else None
+    return annotation, error_file
+
+
+def test_reads_votes_codes_and_human_scores(tmp_path):
+    votes, codes, _, _ = tiny_corpus(6)
+    path, codes_path = write_annotations(tmp_path, votes, codes)
+    stories = read_annotations(path, codes_path)
+    assert stories.ids == tuple(str(100 + i) for i in range(6))
+    assert stories.stories[2] == "story number 2 . it ends ."
+    np.testing.assert_array_equal(stories.votes, votes)
+    np.testing.assert_array_equal(stories.error_codes, codes)
+    np.testing.assert_allclose(stories.human_scores, votes.sum(axis=1) / 7)
+    np.testing.assert_array_equal(stories.is_reasonable, votes.sum(axis=1) >= 4)
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "message"),
+    [
+        ("7 ||| a story without votes", r":3: expected 'ID \|\|\| story \|\|\| votes' \(3 fields\), found 2"),
+        ("7 ||| a story ||| 1 0 2 1 1 1 1", r":3: votes must be integers in 0\.\.1, found '2'"),
+        ("7 ||| a story ||| 1 0 1", r":3: 3 votes, but line 1 has 7"),
+        ("7 |||  ||| 1 0 1 1 1 1 1", r":3: the story text is empty"),
+        (" ||| a story ||| 1 0 1 1 1 1 1", r":3: the story ID is empty"),
+        ("1 ||| a story ||| 1 0 1 1 1 1 1", r":3: story ID '1' already used on line 1"),
+        ("7 ||| a story ||| ", r":3: no votes"),
+        ("", r":3: expected 'ID"),
+    ],
+)
+def test_malformed_annotation_lines_are_named_by_line_number(tmp_path, bad_line, message):
+    good = ["1 ||| first story . ||| 1 1 1 1 0 0 0", "2 ||| second story . ||| 0 0 0 0 0 0 1"]
+    path = write_lines(tmp_path / "ant.txt", [*good, bad_line, "9 ||| last story . ||| 1 1 1 1 1 1 1"])
+    with pytest.raises(AnnotationFormatError, match=message):
+        read_annotations(path)
+
+
+def test_trailing_blank_lines_are_fine_but_an_empty_file_is_not(tmp_path):
+    path = tmp_path / "ant.txt"
+    path.write_text("1 ||| a . ||| 1 0 1\n2 ||| b . ||| 0 0 1\n\n\n", encoding="utf-8")
+    assert len(read_annotations(path)) == 2
+    path.write_text("\n", encoding="utf-8")
+    with pytest.raises(AnnotationFormatError, match="empty"):
+        read_annotations(path)
+
+
+def test_error_code_file_must_match_the_votes(tmp_path):
+    votes, codes, _, _ = tiny_corpus(5)
+    path, _ = write_annotations(tmp_path, votes)
+    wrong = codes.copy()
+    row = int(np.flatnonzero(votes[:, 0] == 1)[0])
+    wrong[row, 0] = 3  # an annotator who voted "reasonable" cannot report an error
+    lines = [
+        f"{100 + i} ||| story number {i} . it ends . ||| {' '.join(map(str, r))}" for i, r in enumerate(wrong)
+    ]
+    with pytest.raises(
+        AnnotationFormatError, match=rf"ant_all.txt:{row + 1}: error codes .* disagree with the votes"
+    ):
+        read_annotations(path, write_lines(tmp_path / "ant_all.txt", lines))
+    lines = [f"{100 + i} ||| another story {i} ||| {' '.join(map(str, r))}" for i, r in enumerate(codes)]
+    with pytest.raises(AnnotationFormatError, match=r"other.txt:1: story '100' does not match"):
+        read_annotations(path, write_lines(tmp_path / "other.txt", lines))
+    with pytest.raises(AnnotationFormatError, match="error codes must be integers in 0..5, found '6'"):
+        read_annotations(path, write_lines(tmp_path / "six.txt", ["100 ||| x ||| 6 0 0 0 0 0 0"]))
+
+
+def test_scores_from_text_and_json_with_line_numbers_on_errors(tmp_path):
+    np.testing.assert_array_equal(
+        read_scores(write_lines(tmp_path / "s.txt", ["0.5", "-1e-3", "2"]), 3), [0.5, -1e-3, 2]
+    )
+    (tmp_path / "s.json").write_text("[1, 2.5, 3]")
+    np.testing.assert_array_equal(read_scores(tmp_path / "s.json"), [1, 2.5, 3])
+    (tmp_path / "o.json").write_text('{"scores": [0.25, 0.75], "mean": 0.5}')
+    np.testing.assert_array_equal(read_scores(tmp_path / "o.json"), [0.25, 0.75])
+    with pytest.raises(AnnotationFormatError, match=r"bad.txt:2: expected one number per line, found 'abc'"):
+        read_scores(write_lines(tmp_path / "bad.txt", ["1", "abc", "3"]))
+    with pytest.raises(AnnotationFormatError, match=r"nan.txt: line 3: expected a finite number"):
+        read_scores(write_lines(tmp_path / "nan.txt", ["1", "2", "nan"]))
+    with pytest.raises(AnnotationFormatError, match="3 scores, but there are 4 annotated stories"):
+        read_scores(tmp_path / "s.txt", 4)
+    (tmp_path / "b.json").write_text('[1, "x"]')
+    with pytest.raises(AnnotationFormatError, match="item 2: expected a finite number, found 'x'"):
+        read_scores(tmp_path / "b.json")
+
+
+def write_published(directory, good, perplexity):
+    directory.mkdir()
+    write_lines(directory / "union.txt", [repr(float(v)) for v in good])
+    write_lines(directory / "ppl.txt", [repr(float(v)) for v in perplexity])
+    return directory
+
+
+def test_evaluate_scores_orients_labels_and_compares(tmp_path):
+    votes, codes, good, perplexity = tiny_corpus(60)
+    path, codes_path = write_annotations(tmp_path, votes, codes)
+    stories = read_annotations(path, codes_path)
+    published = write_published(tmp_path / "metric_output", good, perplexity)
+    noise = np.random.default_rng(5).normal(size=60)
+    report = evaluate_scores(
+        stories,
+        {"noise": noise, "mine": perplexity},
+        lower_is_better={"mine"},
+        published_dir=published,
+        biased_repeats=3,
+    )
+    assert [m.name for m in report.metrics] == ["noise", "-mine", "UNION", "-Perplexity"]
+    assert report.reference == "noise"
+    human = votes.mean(axis=1)
+    assert report.metric("-Perplexity").overall.pearson == pytest.approx(
+        -correlate(perplexity, human).pearson
+    )
+    assert report.metric("UNION").paper == pytest.approx((0.3687, 0.4599, 0.3386))
+    assert report.metric("UNION").overall == correlate(good, human)
+
+    union, ppl = report.metric("UNION"), report.metric("-Perplexity")
+    r23 = np.corrcoef(union.scores, ppl.scores)[0, 1]
+    expected = williams_test(union.overall.pearson, ppl.overall.pearson, r23, 60)
+    assert report.williams[("UNION", "-Perplexity")].t == pytest.approx(expected.t)
+
+    # Biased-set figures are the mean over exactly the seeded draws the sampler documents.
+    size = report.settings["biased_size"]
+    draws = biased_sets(stories.is_reasonable, size=size, repeats=3, seed=0)
+    for result, biased in zip(report.biased, draws, strict=True):
+        by_hand = np.mean([np.corrcoef(union.scores[d], human[d])[0, 1] for d in biased.draws])
+        assert result.mean["UNION"]["pearson"] == pytest.approx(by_hand)
+    assert [e.name for e in report.error_types][0] == "repeated plot"
+    subset = report.error_types[0]
+    assert subset.correlations["UNION"].n == subset.n
+
+
+def test_evaluate_scores_rejects_inconsistent_input(tmp_path):
+    votes, _, good, perplexity = tiny_corpus(20)
+    stories = read_annotations(write_annotations(tmp_path, votes)[0])
+    with pytest.raises(ValueError, match="'short': 19 scores for 20"):
+        evaluate_scores(stories, {"short": good[:-1]})
+    with pytest.raises(ValueError, match="score 3 .* not a finite number"):
+        evaluate_scores(stories, {"nan": np.where(np.arange(20) == 3, np.nan, good)})
+    with pytest.raises(ValueError, match="not given"):
+        evaluate_scores(stories, {"a": good}, lower_is_better={"b"})
+    with pytest.raises(ValueError, match="share the table label"):
+        evaluate_scores(stories, {"-x": good, "x": perplexity}, lower_is_better={"x"})
+    with pytest.raises(ValueError, match="reference metric 'z'"):
+        evaluate_scores(stories, {"a": good}, reference="z")
+
+
+def test_metric_spec_parsing():
+    assert parse_metric_spec("ppl=out/ppl.txt:lower") == ("ppl", Path("out/ppl.txt"), True)
+    assert parse_metric_spec("my union=a:b.txt")[1:] == (Path("a:b.txt"), False)
+    assert parse_metric_spec("x=s.json:higher")[2] is False
+    for bad in ("no-equals.txt", "=s.txt", "x="):
+        with pytest.raises(Exception, match="NAME=PATH"):
+            parse_metric_spec(bad)
+
+
+def test_cli_writes_tables_json_and_figures(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    votes, codes, good, perplexity = tiny_corpus(60)
+    path, codes_path = write_annotations(tmp_path, votes, codes)
+    published = write_published(tmp_path / "metric_output", good, perplexity)
+    mine = write_lines(tmp_path / "mine.txt", [repr(float(v)) for v in perplexity])
+    out = tmp_path / "results"
+    code = main(
+        [str(path), "--error-types", str(codes_path), "--metric", f"mine={mine}:lower", "--published", str(published),
+         "--output-dir", str(out), "--biased-repeats", "2"]
+    )  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "| -mine |" in printed and "| UNION |" in printed and "Machine:" in printed
+    assert "Biased test sets" in printed and "Error types" in printed
+    assert (out / "correlation.md").read_text(encoding="utf-8") in printed
+    data = json.loads((out / "correlation.json").read_text())
+    human = votes.mean(axis=1)
+    assert data["metrics"][0]["name"] == "-mine"
+    assert data["metrics"][0]["overall"]["kendall"] == pytest.approx(correlate(-perplexity, human).kendall)
+    assert len(data["biased_sets"]) == 8
+    for name in ("correlation_scatter.png", "correlation_biased.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_reports_bad_files_and_explains_itself(tmp_path, capsys):
+    path = write_lines(tmp_path / "ant.txt", ["1 ||| a . ||| 1 0 1", "2 ||| b . ||| 0 x 1"])
+    scores = write_lines(tmp_path / "s.txt", ["1", "2"])
+    assert main([str(path), "--metric", f"s={scores}", "--no-plots", "--output-dir", str(tmp_path)]) == 2
+    assert "ant.txt:2: votes must be integers" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    assert "Williams" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([str(path)])
+    assert "at least one --metric" in capsys.readouterr().err
