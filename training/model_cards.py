@@ -1,0 +1,155 @@
+"""Model cards of the published checkpoints, rendered from ``hub_cards/`` at the end of a run.
+
+A template holds the prose (intended use, how to score, limitations, citation); everything
+a run measured or chose (results, hyper-parameters, data sizes, base model) comes in as
+arguments, so no figure is typed by hand. Results go into the card's metadata as a
+``model-index`` (through ``ModelCardData(eval_results=...)``) and the Markdown table is
+rendered from the very same objects, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+HUB_CARDS_DIR = pathlib.Path(__file__).resolve().parents[1] / "hub_cards"
+# Where the metrics live in this project (the folder ``evaluate.load`` takes).
+METRIC_PATHS = {"union": "metrics/union", "gruen": "metrics/gruen"}
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+
+@dataclasses.dataclass(frozen=True)
+class CardTemplate:
+    """The fixed metadata of one kind of published checkpoint, and its template file."""
+
+    file: str
+    license: str
+    language: tuple[str, ...]
+    tags: tuple[str, ...]
+    pipeline_tag: str = "text-classification"
+    library_name: str = "transformers"
+
+    @property
+    def path(self) -> pathlib.Path:
+        return HUB_CARDS_DIR / self.file
+
+
+CARD_TEMPLATES: dict[str, CardTemplate] = {
+    "union-roc": CardTemplate(
+        "union-roc.md", "apache-2.0", ("en",), ("union", "story-evaluation", "coherence", "rocstories")
+    ),
+    "union-wp": CardTemplate(
+        "union-wp.md", "apache-2.0", ("en",), ("union", "story-evaluation", "coherence", "writingprompts")
+    ),
+    "gruen-cola": CardTemplate(
+        "gruen-cola.md",
+        "apache-2.0",
+        ("en",),
+        ("gruen", "cola", "grammaticality", "linguistic-acceptability"),
+    ),
+}
+
+
+def hub_id_or_none(name: str | None) -> str | None:
+    """``name`` when it can only be a Hub id (not an existing local path), else None.
+
+    Card metadata may only name Hub repositories (``base_model``, ``datasets``); a local
+    folder is described in the prose instead.
+
+    >>> hub_id_or_none("google-bert/bert-base-uncased")
+    'google-bert/bert-base-uncased'
+    >>> hub_id_or_none("/tmp") is None
+    True
+    """
+    if not name or os.path.exists(name) or not _HUB_ID.match(name):
+        return None
+    return name
+
+
+def render_model_card(
+    template: str,
+    *,
+    model_name: str,
+    base_model: str | None,
+    datasets: Sequence[str] = (),
+    eval_results: Sequence[EvalResult] = (),
+    **variables: Any,
+) -> ModelCard:
+    """Render one of :data:`CARD_TEMPLATES` with a run's metadata, results and facts.
+
+    ``variables`` reach the Jinja template as they are; ``results`` (the eval results) and
+    ``card_data`` (the YAML header) are always available to it.
+    """
+    if template not in CARD_TEMPLATES:
+        raise ValueError(f"Unknown card template {template!r}; known: {sorted(CARD_TEMPLATES)}.")
+    spec = CARD_TEMPLATES[template]
+    data = ModelCardData(
+        model_name=model_name,
+        base_model=base_model,
+        datasets=list(datasets) or None,
+        eval_results=list(eval_results) or None,
+        license=spec.license,
+        language=list(spec.language),
+        library_name=spec.library_name,
+        pipeline_tag=spec.pipeline_tag,
+        tags=list(spec.tags),
+        metrics=sorted({r.metric_type for r in eval_results}) or None,
+    )
+    return ModelCard.from_template(
+        data, template_path=str(spec.path), model_name=model_name, results=list(eval_results), **variables
+    )
+
+
+def write_model_card(card: ModelCard, directory: str | os.PathLike) -> pathlib.Path:
+    """Save as ``README.md``, the file the Hub shows."""
+    path = pathlib.Path(directory) / "README.md"
+    card.save(path)
+    return path
+
+
+def format_value(value: Any) -> str:
+    """A table cell: floats with 6 significant digits, enums by value, everything else as text.
+
+    >>> format_value(0.01), format_value(5e-05), format_value(3)
+    ('0.01', '5e-05', '3')
+    """
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(getattr(value, "value", value))
+
+
+def table_rows(values: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(name, formatted value)`` pairs for a two-column Markdown table, in the mapping's order."""
+    return [(name, format_value(value)) for name, value in values.items()]
+
+
+def training_recipe(args: Any, *, steps: int, world_size: int, **extra: Any) -> dict[str, Any]:
+    """The hyper-parameters a run actually used, from its ``TrainingArguments`` and step count."""
+    precision = "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32"
+    recipe = {
+        "optimizer": f"{format_value(args.optim)} (betas {args.adam_beta1}, {args.adam_beta2}, eps {args.adam_epsilon})",
+        "learning rate": args.learning_rate,
+        "schedule": f"{format_value(args.lr_scheduler_type)}, warm-up "
+        + (
+            f"{args.warmup_steps:.0%} of the steps"
+            if 0 < args.warmup_steps < 1
+            else f"{int(args.warmup_steps)} steps"
+        ),
+        "weight decay": args.weight_decay,
+        "gradient-norm clip": args.max_grad_norm,
+        "batch size (per device x devices x accumulation)": (
+            f"{args.per_device_train_batch_size} x {world_size} x {args.gradient_accumulation_steps}"
+        ),
+        "optimisation steps": steps,
+        "epochs": args.num_train_epochs if args.max_steps <= 0 else "until max_steps",
+        "seed": args.seed,
+        "precision": precision,
+    }
+    recipe.update(extra)
+    return recipe

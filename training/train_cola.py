@@ -1,0 +1,279 @@
+"""Fine-tune an encoder on CoLA: the acceptability model of GRUEN's grammaticality term.
+
+    accelerate launch training/train_cola.py --output_dir gruen-cola [--push_to_hub]
+
+Reads GLUE's CoLA from the Hub (``nyu-mll/glue``, config ``cola``) by default, or local
+``--train_file``/``--validation_file`` (JSON lines, CSV or Parquet with ``sentence`` and
+``label`` columns, 1 = acceptable). Reports the Matthews correlation on the validation
+split, saves the classifier (safetensors) with its tokenizer and a model card, and
+optionally pushes it. All arguments can also come from one JSON file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import datasets
+import numpy as np
+import transformers
+from huggingface_hub import EvalResult
+from transformers import (
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    DataCollatorWithPadding,
+    HfArgumentParser,
+    Trainer,
+    TrainingArguments,
+    set_seed,
+)
+
+from metrics.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT
+from training.hub_push import PushError, push_checkpoint
+from training.model_cards import (
+    METRIC_PATHS,
+    hub_id_or_none,
+    render_model_card,
+    table_rows,
+    training_recipe,
+    write_model_card,
+)
+from training.train_union import DATA_FILE_BUILDERS, configure_logging, parse_arguments, resume_checkpoint
+
+logger = logging.getLogger(__name__)
+
+ID2LABEL = {0: "unacceptable", 1: "acceptable"}
+LABEL2ID = {label: i for i, label in ID2LABEL.items()}
+COLA_CITATION = """\
+@article{warstadt-etal-2019-neural,
+    title = "Neural Network Acceptability Judgments",
+    author = "Warstadt, Alex and Singh, Amanpreet and Bowman, Samuel R.",
+    journal = "Transactions of the Association for Computational Linguistics",
+    volume = "7",
+    year = "2019",
+    pages = "625--641",
+    url = "https://aclanthology.org/Q19-1040",
+}"""
+
+
+@dataclass
+class ColaArguments:
+    model_name_or_path: str = field(
+        default=LM_CHECKPOINT, metadata={"help": "Encoder to fine-tune (GRUEN: bert-base-cased)."}
+    )
+    dataset_name: str = field(default="nyu-mll/glue", metadata={"help": "Hub dataset holding CoLA."})
+    dataset_config: str = field(default="cola", metadata={"help": "Its configuration."})
+    train_file: str | None = field(
+        default=None,
+        metadata={"help": "Local training sentences (.json/.jsonl/.csv/.parquet: sentence, label)."},
+    )
+    validation_file: str | None = field(default=None, metadata={"help": "Local validation sentences."})
+    max_length: int = field(default=128, metadata={"help": "Word pieces kept per sentence (GRUEN: 128)."})
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "Keep only the first N training sentences (quick runs)."}
+    )
+    preprocessing_num_workers: int | None = field(
+        default=None, metadata={"help": "Processes for tokenisation."}
+    )
+
+
+@dataclass
+class ColaTrainingArguments(TrainingArguments):
+    """``TrainingArguments`` with the usual GLUE fine-tuning defaults."""
+
+    output_dir: str = field(metadata={"help": "Where the checkpoint, its tokenizer and card are written."})
+    learning_rate: float = field(default=2e-5, metadata={"help": "AdamW peak learning rate."})
+    per_device_train_batch_size: int = field(default=32, metadata={"help": "Batch size per device."})
+    per_device_eval_batch_size: int = field(
+        default=64, metadata={"help": "Evaluation batch size per device."}
+    )
+    num_train_epochs: float = field(default=3.0, metadata={"help": "Epochs over CoLA's 8,551 sentences."})
+    weight_decay: float = field(
+        default=0.01, metadata={"help": "AdamW weight decay (not on biases/LayerNorm)."}
+    )
+    warmup_steps: float = field(
+        default=0.1, metadata={"help": "Warm-up steps, or a fraction of all steps if < 1."}
+    )
+    eval_strategy: str = field(default="epoch", metadata={"help": "When to evaluate: no, steps or epoch."})
+    save_strategy: str = field(default="epoch", metadata={"help": "When to save a resumable checkpoint."})
+    logging_steps: float = field(default=50, metadata={"help": "Log the loss every N steps."})
+    save_total_limit: int | None = field(default=2, metadata={"help": "Resumable checkpoints kept."})
+    resume_from_checkpoint: str | None = field(
+        default=None,
+        metadata={"help": "A checkpoint folder to resume from, or 'last' for the newest one in output_dir."},
+    )
+
+
+def matthews_correlation(predictions: Sequence[int], labels: Sequence[int]) -> float:
+    """Matthews correlation of binary predictions (0 when a confusion-matrix margin is empty).
+
+    >>> matthews_correlation([1, 1, 0, 0], [1, 0, 0, 0])
+    0.5773502691896258
+    """
+    p = np.asarray(predictions) == 1
+    y = np.asarray(labels) == 1
+    tp, tn = float(np.sum(p & y)), float(np.sum(~p & ~y))
+    fp, fn = float(np.sum(p & ~y)), float(np.sum(~p & y))
+    denominator = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    return float((tp * tn - fp * fn) / denominator) if denominator else 0.0
+
+
+def compute_cola_metrics(prediction: transformers.EvalPrediction) -> dict[str, float]:
+    predicted = np.argmax(prediction.predictions, axis=-1)
+    return {
+        "matthews_correlation": matthews_correlation(predicted, prediction.label_ids),
+        "accuracy": float((predicted == prediction.label_ids).mean()),
+    }
+
+
+def load_cola(args: ColaArguments) -> datasets.DatasetDict:
+    """CoLA's train and validation splits, from local files when given, else from the Hub."""
+    if args.train_file or args.validation_file:
+        if not (args.train_file and args.validation_file):
+            raise ValueError(
+                "Give both --train_file and --validation_file, or neither (then the Hub's CoLA)."
+            )
+        files = {"train": args.train_file, "validation": args.validation_file}
+        extensions = {os.path.splitext(f)[1].lower() for f in files.values()}
+        builders = {DATA_FILE_BUILDERS.get(e) for e in extensions}
+        if len(builders) != 1 or None in builders:
+            raise ValueError(
+                f"--train_file/--validation_file must share one of {sorted(DATA_FILE_BUILDERS)}."
+            )
+        cola = datasets.load_dataset(builders.pop(), data_files=files)
+    else:
+        cola = datasets.load_dataset(args.dataset_name, args.dataset_config)
+    for split in ("train", "validation"):
+        missing = {"sentence", "label"} - set(cola[split].column_names)
+        if missing:
+            raise ValueError(
+                f"CoLA {split} split lacks column(s) {sorted(missing)}; it has {cola[split].column_names}."
+            )
+        labels = set(cola[split].unique("label"))
+        if not labels <= {0, 1}:
+            raise ValueError(f"CoLA {split} labels must be 0 or 1 (1 = acceptable), found {sorted(labels)}.")
+    return datasets.DatasetDict({"train": cola["train"], "validation": cola["validation"]})
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, float]:
+    parser = HfArgumentParser((ColaArguments, ColaTrainingArguments), description=__doc__)
+    cola_args, args = parse_arguments(parser, argv)
+    configure_logging(args)
+    push, args.push_to_hub = args.push_to_hub, False
+    repo_id = args.hub_model_id or COLA_CHECKPOINT
+    checkpoint = resume_checkpoint(args)
+    set_seed(args.seed)
+
+    tokenizer = AutoTokenizer.from_pretrained(cola_args.model_name_or_path)
+    with args.main_process_first(desc="loading and tokenising CoLA"):
+        cola = load_cola(cola_args)
+        if cola_args.max_train_samples is not None:
+            cola["train"] = cola["train"].select(range(min(cola_args.max_train_samples, len(cola["train"]))))
+        features = cola.map(
+            lambda batch: tokenizer(batch["sentence"], truncation=True, max_length=cola_args.max_length),
+            batched=True,
+            remove_columns=[c for c in cola["train"].column_names if c != "label"],
+            num_proc=cola_args.preprocessing_num_workers,
+            desc="Tokenising",
+        )
+
+    model = AutoModelForSequenceClassification.from_pretrained(
+        cola_args.model_name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
+    )
+    trainer = Trainer(
+        model=model,
+        args=args,
+        data_collator=DataCollatorWithPadding(tokenizer),
+        train_dataset=features["train"],
+        eval_dataset=features["validation"],
+        processing_class=tokenizer,
+        compute_metrics=compute_cola_metrics,
+    )
+    train_result = trainer.train(resume_from_checkpoint=checkpoint)
+    results = dict(train_result.metrics)
+    trainer.log_metrics("train", train_result.metrics)
+    trainer.save_metrics("train", train_result.metrics)
+    eval_metrics = trainer.evaluate()
+    trainer.log_metrics("eval", eval_metrics)
+    trainer.save_metrics("eval", eval_metrics)
+    results.update(eval_metrics)
+    trainer.save_state()
+
+    trainer.save_model(args.output_dir)  # classifier and tokenizer, safetensors, on the main process
+    if not trainer.is_world_process_zero():
+        return results
+    dataset_text = (
+        f"{cola_args.dataset_name} ({cola_args.dataset_config})"
+        if not cola_args.train_file
+        else f"{os.path.basename(cola_args.train_file)} / {os.path.basename(cola_args.validation_file or '')}"
+    )
+    facts = {
+        "data": dataset_text,
+        "training sentences": len(cola["train"]),
+        "acceptable / unacceptable": f"{sum(cola['train']['label'])} / {len(cola['train']) - sum(cola['train']['label'])}",
+        "validation sentences": len(cola["validation"]),
+    }
+    dataset_id = None if cola_args.train_file else hub_id_or_none(cola_args.dataset_name)
+    card = render_model_card(
+        "gruen-cola",
+        model_name=repo_id.split("/")[-1],
+        base_model=hub_id_or_none(cola_args.model_name_or_path),
+        datasets=[dataset_id] if dataset_id else [],
+        eval_results=[
+            EvalResult(
+                task_type="text-classification",
+                task_name="Linguistic acceptability",
+                dataset_type=dataset_id or "cola",
+                dataset_name=f"CoLA ({dataset_text})",
+                dataset_config=cola_args.dataset_config if dataset_id else None,
+                dataset_split="validation",
+                metric_type=metric,
+                metric_name=name,
+                metric_value=results[f"eval_{metric}"],
+            )
+            for metric, name in (("matthews_correlation", "Matthews correlation"), ("accuracy", "Accuracy"))
+        ],
+        repo_id=repo_id,
+        base_model_text=cola_args.model_name_or_path,
+        metric_path=METRIC_PATHS["gruen"],
+        id2label=model.config.id2label,
+        max_length=cola_args.max_length,
+        training_data=table_rows(facts),
+        recipe=table_rows(
+            training_recipe(
+                args,
+                steps=trainer.state.global_step,
+                world_size=args.world_size,
+                **{"max word pieces": cola_args.max_length},
+            )
+        ),
+        citation=gruen_citation() + "\n\n" + COLA_CITATION,
+    )
+    write_model_card(card, args.output_dir)
+
+    if push:
+        try:
+            url = push_checkpoint(
+                args.output_dir,
+                repo_id,
+                token=args.hub_token,
+                private=args.hub_private_repo,
+                commit_message="CoLA classifier for GRUEN, trained with train_cola.py",
+            )
+        except PushError as error:
+            sys.exit(f"error: {error}")
+        logger.info("Pushed to %s", url)
+    return results
+
+
+def gruen_citation() -> str:
+    from metrics.gruen.gruen import _CITATION
+
+    return _CITATION.strip()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,533 @@
+"""Train a UNION checkpoint: BERT told human stories from corrupted ones, plus reconstruction.
+
+    accelerate launch training/train_union.py \\
+        --model_name_or_path google-bert/bert-base-uncased \\
+        --dataset path/to/union_pairs --normalization roc \\
+        --annotated_file ant_data.txt --output_dir union-roc [--push_to_hub]
+
+``--dataset`` is the negative-sampled dataset of ``training.negative_sampling`` (a folder
+saved with ``save_to_disk`` or a JSON/CSV/Parquet file with columns text, label, original,
+context, story_index), or a story corpus (anything ``training.corpora.load_stories``
+reads, or a file with a ``text`` column), which is then negative-sampled on the fly.
+All arguments can also come from one JSON file: ``train_union.py config.json``.
+
+The output folder holds what the ``union`` metric loads: a plain
+``BertForSequenceClassification`` (safetensors, reconstruction head left out) whose config
+records the text normalisation, its tokenizer, and a model card with the run's results.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import random
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import datasets
+import numpy as np
+import transformers
+from huggingface_hub import EvalResult
+from scipy import stats
+from transformers import AutoTokenizer, HfArgumentParser, Trainer, TrainingArguments, set_seed
+from transformers.trainer_utils import get_last_checkpoint
+
+from metrics.union.checkpoints import PUBLISHED_CHECKPOINTS
+from metrics.union.story_text import ROC_STORIES, WRITING_PROMPTS, StoryNormalization
+from training.hub_push import PushError, push_checkpoint
+from training.model_cards import (
+    METRIC_PATHS,
+    hub_id_or_none,
+    render_model_card,
+    table_rows,
+    training_recipe,
+    write_model_card,
+)
+from training.union_model import (
+    DEFAULT_RECONSTRUCTION_WEIGHT,
+    ID2LABEL,
+    LABEL2ID,
+    BertForUnionTraining,
+    UnionDataCollator,
+    add_placeholder_tokens,
+    encode_union_examples,
+    export_classifier,
+)
+
+logger = logging.getLogger(__name__)
+
+NORMALIZATIONS: dict[str, StoryNormalization] = {"roc": ROC_STORIES, "wp": WRITING_PROMPTS}
+PAIR_COLUMNS = ("text", "label", "original", "context", "story_index")
+DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(
+        default="google-bert/bert-base-uncased",
+        metadata={"help": "BERT checkpoint to start from (Hub id or folder); UNION used bert-base-uncased."},
+    )
+    reconstruction_weight: float = field(
+        default=DEFAULT_RECONSTRUCTION_WEIGHT,
+        metadata={"help": "lambda in loss = cls + lambda * reconstruction (paper: 0.1); 0 turns it off."},
+    )
+    max_length: int = field(
+        default=200, metadata={"help": "Word pieces kept per story, [CLS]/[SEP] included (head kept)."}
+    )
+
+
+@dataclass
+class DataArguments:
+    dataset: str = field(
+        metadata={
+            "help": "Negative-sampled pairs (save_to_disk folder or .json/.jsonl/.csv/.parquet with columns "
+            "text,label,original,context,story_index), or a story corpus to negative-sample on the fly "
+            "(a source training.corpora.load_stories reads, or a file with a text column)."
+        }
+    )
+    normalization: str = field(
+        default="roc",
+        metadata={
+            "help": "Text normalisation of the stories, recorded in the checkpoint: roc (lowercased, "
+            "PTB tokens, name placeholders) or wp (cased, PTB tokens). Also picks the model card.",
+            "choices": sorted(NORMALIZATIONS),
+        },
+    )
+    dataset_split: str = field(default="train", metadata={"help": "Split to read from --dataset."})
+    text_column: str | None = field(
+        default=None, metadata={"help": "Story column of a story corpus (default: the corpus loader's)."}
+    )
+    validation_dataset: str | None = field(
+        default=None, metadata={"help": "Held-out pairs (same formats as --dataset); default: a split of it."}
+    )
+    validation_fraction: float = field(
+        default=0.05,
+        metadata={
+            "help": "Fraction of the stories held out (with their corrupted copies) when no "
+            "--validation_dataset is given; 0 disables evaluation."
+        },
+    )
+    annotated_file: str | None = field(
+        default=None,
+        metadata={
+            "help": "Human-annotated stories in UNION's 'ID ||| story ||| votes' format; the run "
+            "reports Pearson/Spearman/Kendall of the scores with the mean vote."
+        },
+    )
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "Keep only the first N training examples (quick runs)."}
+    )
+    preprocessing_num_workers: int | None = field(
+        default=None, metadata={"help": "Processes for negative sampling and tokenisation."}
+    )
+
+
+@dataclass
+class UnionTrainingArguments(TrainingArguments):
+    """``TrainingArguments`` with UNION's defaults (AdamW, lr 5e-5, 10 % warm-up, batch 10)."""
+
+    output_dir: str = field(metadata={"help": "Where the checkpoint, its tokenizer and card are written."})
+    per_device_train_batch_size: int = field(
+        default=10, metadata={"help": "Batch size per device (UNION: 10)."}
+    )
+    per_device_eval_batch_size: int = field(
+        default=32, metadata={"help": "Evaluation batch size per device."}
+    )
+    weight_decay: float = field(
+        default=0.01,
+        metadata={"help": "AdamW weight decay, not applied to biases and LayerNorm (UNION: 0.01)."},
+    )
+    warmup_steps: float = field(
+        default=0.1,
+        metadata={"help": "Linear warm-up: a step count, or a fraction of all steps if < 1 (UNION: 0.1)."},
+    )
+    eval_strategy: str = field(default="epoch", metadata={"help": "When to evaluate: no, steps or epoch."})
+    save_strategy: str = field(default="epoch", metadata={"help": "When to save a resumable checkpoint."})
+    logging_steps: float = field(default=50, metadata={"help": "Log the loss every N steps."})
+    save_total_limit: int | None = field(default=2, metadata={"help": "Resumable checkpoints kept."})
+    resume_from_checkpoint: str | None = field(
+        default=None,
+        metadata={"help": "A checkpoint folder to resume from, or 'last' for the newest one in output_dir."},
+    )
+
+
+def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tuple[Any, ...]:
+    """Command-line flags, or a single ``.json`` file holding them."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) == 1 and argv[0].endswith(".json"):
+        return parser.parse_json_file(json_file=os.path.abspath(argv[0]))
+    return parser.parse_args_into_dataclasses(args=argv)
+
+
+def resume_checkpoint(args: TrainingArguments) -> str | None:
+    """The checkpoint to resume from: the one named, or the newest in ``output_dir`` for 'last'."""
+    wanted = args.resume_from_checkpoint
+    if not wanted:
+        return None
+    if wanted.lower() in ("last", "latest", "true"):
+        found = get_last_checkpoint(args.output_dir) if os.path.isdir(args.output_dir) else None
+        if found is None:
+            raise ValueError(
+                f"--resume_from_checkpoint {wanted}: no checkpoint-* folder in {args.output_dir!r}."
+            )
+        return found
+    if not os.path.isdir(wanted):
+        raise ValueError(f"--resume_from_checkpoint: {wanted!r} is not a folder.")
+    return wanted
+
+
+def configure_logging(args: TrainingArguments) -> None:
+    logging.basicConfig(
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO, stream=sys.stdout
+    )
+    level = args.get_process_log_level()
+    logger.setLevel(level)
+    datasets.utils.logging.set_verbosity(level)
+    transformers.utils.logging.set_verbosity(level)
+
+
+# --- data ------------------------------------------------------------------------------------
+
+
+def _load_table(source: str, split: str) -> datasets.Dataset | None:
+    """A saved dataset or a data file; None when ``source`` is neither (then a corpus name)."""
+    if os.path.isdir(source):
+        loaded = datasets.load_from_disk(source)
+        if isinstance(loaded, datasets.DatasetDict):
+            if split not in loaded:
+                raise ValueError(f"{source!r} has splits {sorted(loaded)}, not {split!r} (--dataset_split).")
+            loaded = loaded[split]
+        return loaded
+    builder = DATA_FILE_BUILDERS.get(os.path.splitext(source)[1].lower())
+    if builder and os.path.isfile(source):
+        return datasets.load_dataset(builder, data_files=source, split="train")
+    return None
+
+
+def load_pairs(
+    source: str, data: DataArguments, normalization: StoryNormalization, seed: int
+) -> datasets.Dataset:
+    """UNION's human/corrupted pairs from ``source``: read as they are, or sampled from stories."""
+    table = _load_table(source, data.dataset_split)
+    if table is not None and set(PAIR_COLUMNS) <= set(table.column_names):
+        labels = set(table.unique("label"))
+        if not labels <= {0, 1}:
+            raise ValueError(f"{source!r}: label must be 0 (perturbed) or 1 (human), found {sorted(labels)}.")
+        return table
+    if table is None:
+        from training.corpora import load_stories
+
+        stories = load_stories(source, split=data.dataset_split, text_column=data.text_column)
+    else:
+        column = data.text_column or "text"
+        if column not in table.column_names:
+            raise ValueError(
+                f"{source!r} has columns {table.column_names}: neither UNION pairs (columns "
+                f"{list(PAIR_COLUMNS)}) nor stories (a {column!r} column; see --text_column)."
+            )
+        stories = table.select_columns([column]).rename_columns({column: "text"} if column != "text" else {})
+    from training.negative_sampling import build_union_dataset
+
+    logger.info("Negative-sampling %d stories from %s", len(stories), source)
+    return build_union_dataset(
+        stories, normalization=normalization, seed=seed, num_proc=data.preprocessing_num_workers
+    )
+
+
+def split_held_out(
+    pairs: datasets.Dataset, fraction: float, seed: int
+) -> tuple[datasets.Dataset, datasets.Dataset | None]:
+    """Hold out whole stories: a human story and its corrupted copy land on the same side."""
+    if not 0 <= fraction < 1:
+        raise ValueError(f"--validation_fraction must be in [0, 1), got {fraction}.")
+    if fraction == 0:
+        return pairs, None
+    story_of = pairs["story_index"]
+    stories = sorted(set(story_of))
+    random.Random(seed).shuffle(stories)
+    held = set(stories[: max(1, round(fraction * len(stories)))])
+    if len(held) == len(stories):
+        raise ValueError(f"Only {len(stories)} stories: too few to hold out a fraction of {fraction}.")
+    train = [i for i, s in enumerate(story_of) if s not in held]
+    validation = [i for i, s in enumerate(story_of) if s in held]
+    return pairs.select(train), pairs.select(validation)
+
+
+@dataclass(frozen=True)
+class AnnotatedStory:
+    story_id: str
+    story: str
+    votes: tuple[float, ...]
+
+    @property
+    def human_score(self) -> float:
+        return sum(self.votes) / len(self.votes)
+
+
+def read_annotated_stories(path: str) -> list[AnnotatedStory]:
+    """UNION's annotation file: ``ID ||| story ||| vote vote ...`` per line (votes are numbers)."""
+    stories = []
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            parts = [p.strip() for p in line.split("|||")]
+            if len(parts) != 3 or not parts[1]:
+                raise ValueError(
+                    f"{path}:{line_number}: expected 'ID ||| story ||| votes', got {line.strip()[:80]!r}."
+                )
+            try:
+                votes = tuple(float(v) for v in parts[2].split())
+            except ValueError:
+                raise ValueError(f"{path}:{line_number}: votes must be numbers, got {parts[2]!r}.") from None
+            if not votes:
+                raise ValueError(f"{path}:{line_number}: story {parts[0]!r} has no votes.")
+            stories.append(AnnotatedStory(parts[0], parts[1], votes))
+    if len(stories) < 3:
+        raise ValueError(f"{path}: {len(stories)} annotated stories; correlations need at least 3.")
+    return stories
+
+
+def correlations(scores: Sequence[float], human: Sequence[float]) -> dict[str, float]:
+    """Pearson, Spearman and Kendall (tau-b) correlation of metric scores with human scores."""
+    return {
+        "pearson": float(stats.pearsonr(scores, human)[0]),
+        "spearman": float(stats.spearmanr(scores, human)[0]),
+        "kendall": float(stats.kendalltau(scores, human)[0]),
+    }
+
+
+def score_stories(
+    model: Any,
+    tokenizer: Any,
+    stories: Sequence[str],
+    normalization: StoryNormalization,
+    batch_size: int,
+    device: Any,
+) -> list[float]:
+    """Score exactly as the ``union`` metric does (its own encoding and batching code)."""
+    from metrics.union.scoring import class_probabilities, encode, model_window
+
+    window = model_window(tokenizer, model.config)
+    encoded = encode(tokenizer, [normalization(s) for s in stories], window)
+    return class_probabilities(
+        model.to(device).eval(),
+        encoded,
+        label_index=LABEL2ID["human"],
+        pad_id=tokenizer.pad_token_id,
+        batch_size=batch_size,
+        device=device,
+    )
+
+
+def compute_accuracy(prediction: transformers.EvalPrediction) -> dict[str, float]:
+    logits = (
+        prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+    )
+    return {"accuracy": float((np.argmax(logits, axis=-1) == prediction.label_ids).mean())}
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, float]:
+    parser = HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments), description=__doc__)
+    model_args, data_args, args = parse_arguments(parser, argv)
+    configure_logging(args)
+    # The Trainer would create the Hub repository before training; we push once, at the end.
+    push, args.push_to_hub = args.push_to_hub, False
+    repo_id = args.hub_model_id or PUBLISHED_CHECKPOINTS[data_args.normalization]
+    args.label_names = ["labels"]
+    normalization = NORMALIZATIONS[data_args.normalization]
+    checkpoint = resume_checkpoint(args)
+    set_seed(args.seed)
+
+    tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path)
+    added = add_placeholder_tokens(tokenizer)
+    tokenizer.model_max_length = model_args.max_length
+
+    with args.main_process_first(desc="loading and negative-sampling the stories"):
+        pairs = load_pairs(data_args.dataset, data_args, normalization, args.seed)
+        if data_args.validation_dataset:
+            train, validation = (
+                pairs,
+                load_pairs(data_args.validation_dataset, data_args, normalization, args.seed),
+            )
+        else:
+            train, validation = split_held_out(pairs, data_args.validation_fraction, args.seed)
+        if data_args.max_train_samples is not None:
+            train = train.select(range(min(data_args.max_train_samples, len(train))))
+    if validation is None:
+        args.eval_strategy = transformers.IntervalStrategy.NO
+
+    facts = {
+        "training examples": len(train),
+        "human / corrupted": f"{sum(train['label'])} / {len(train) - sum(train['label'])}",
+        "stories": len(set(train["story_index"])),
+        "held-out examples": len(validation) if validation is not None else 0,
+        "source": data_args.dataset,
+    }
+
+    def tokenise(split: datasets.Dataset, name: str) -> datasets.Dataset:
+        return split.map(
+            encode_union_examples,
+            batched=True,
+            fn_kwargs={"tokenizer": tokenizer, "max_length": model_args.max_length},
+            remove_columns=split.column_names,
+            num_proc=data_args.preprocessing_num_workers,
+            desc=f"Tokenising {name}",
+        )
+
+    with args.main_process_first(desc="tokenisation"):
+        train_features = tokenise(train, "training pairs")
+        eval_features = tokenise(validation, "held-out pairs") if validation is not None else None
+
+    model = BertForUnionTraining.from_pretrained(
+        model_args.model_name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
+    )
+    model.reconstruction_weight = model_args.reconstruction_weight
+    if added or model.config.vocab_size < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer))
+
+    trainer = Trainer(
+        model=model,
+        args=args,
+        data_collator=UnionDataCollator(tokenizer),
+        train_dataset=train_features,
+        eval_dataset=eval_features,
+        processing_class=tokenizer,
+        compute_metrics=compute_accuracy,
+    )
+    train_result = trainer.train(resume_from_checkpoint=checkpoint)
+    results = dict(train_result.metrics)
+    trainer.log_metrics("train", train_result.metrics)
+    trainer.save_metrics("train", train_result.metrics)
+    trainer.save_state()
+    if eval_features is not None:
+        eval_metrics = trainer.evaluate()
+        trainer.log_metrics("eval", eval_metrics)
+        trainer.save_metrics("eval", eval_metrics)
+        results.update(eval_metrics)
+
+    trainer.accelerator.wait_for_everyone()
+    if not trainer.is_world_process_zero():
+        return results
+    classifier = export_classifier(trainer.model, normalization)
+    classifier.save_pretrained(args.output_dir, safe_serialization=True)
+    tokenizer.save_pretrained(args.output_dir)
+    logger.info("Saved the UNION classifier (no reconstruction head) to %s", args.output_dir)
+
+    annotated = None
+    if data_args.annotated_file:
+        annotated = read_annotated_stories(data_args.annotated_file)
+        scores = score_stories(
+            classifier,
+            tokenizer,
+            [a.story for a in annotated],
+            normalization,
+            args.per_device_eval_batch_size,
+            args.device,
+        )
+        measured = correlations(scores, [a.human_score for a in annotated])
+        annotated_metrics = {f"annotated_{k}": v for k, v in measured.items()}
+        trainer.log_metrics("annotated", annotated_metrics)
+        trainer.save_metrics("annotated", annotated_metrics)
+        results.update(annotated_metrics)
+
+    card = render_model_card(
+        f"union-{data_args.normalization}",
+        model_name=repo_id.split("/")[-1],
+        base_model=hub_id_or_none(model_args.model_name_or_path),
+        datasets=[d for d in [hub_id_or_none(data_args.dataset)] if d],
+        eval_results=union_eval_results(results, data_args, annotated),
+        repo_id=repo_id,
+        base_model_text=model_args.model_name_or_path,
+        metric_path=METRIC_PATHS["union"],
+        id2label=classifier.config.id2label,
+        normalization=normalization.to_dict(),
+        max_length=model_args.max_length,
+        training_data=table_rows(facts),
+        recipe=table_rows(
+            training_recipe(
+                args,
+                steps=trainer.state.global_step,
+                world_size=args.world_size,
+                **{
+                    "reconstruction weight (lambda)": model_args.reconstruction_weight,
+                    "max word pieces": model_args.max_length,
+                    "placeholder tokens added": ", ".join(added) or "none (already in the vocabulary)",
+                },
+            )
+        ),
+        citation=union_citation(),
+    )
+    write_model_card(card, args.output_dir)
+
+    if push:
+        try:
+            url = push_checkpoint(
+                args.output_dir,
+                repo_id,
+                token=args.hub_token,
+                private=args.hub_private_repo,
+                commit_message=f"UNION ({data_args.normalization}) trained with train_union.py",
+            )
+        except PushError as error:
+            sys.exit(f"error: {error}")
+        logger.info("Pushed to %s", url)
+    return results
+
+
+def union_eval_results(
+    results: dict[str, float], data: DataArguments, annotated: Sequence[AnnotatedStory] | None
+) -> list[EvalResult]:
+    """The run's measurements as model-index entries."""
+    corpus = {"roc": "ROCStories", "wp": "WritingPrompts"}[data.normalization]
+    entries = []
+    if "eval_accuracy" in results:
+        entries.append(
+            EvalResult(
+                task_type="text-classification",
+                task_name="Human vs. corrupted story classification",
+                dataset_type=hub_id_or_none(data.validation_dataset or data.dataset)
+                or f"{corpus.lower()}-union-pairs",
+                dataset_name=f"{corpus} human/corrupted pairs (held out)",
+                dataset_split="validation",
+                metric_type="accuracy",
+                metric_name="Accuracy",
+                metric_value=results["eval_accuracy"],
+            )
+        )
+    if annotated is not None:
+        name = os.path.basename(data.annotated_file or "")
+        for key, label in (("pearson", "Pearson"), ("spearman", "Spearman"), ("kendall", "Kendall")):
+            value = results[f"annotated_{key}"]
+            if not math.isfinite(value):  # constant scores: no correlation to report
+                logger.warning("%s correlation is undefined (constant scores); left out of the card.", label)
+                continue
+            entries.append(
+                EvalResult(
+                    task_type="text-classification",
+                    task_name="Story coherence (correlation with human judgement)",
+                    dataset_type=f"{corpus.lower()}-union-annotations",
+                    dataset_name=f"{corpus} human-annotated stories ({len(annotated)}, {name})",
+                    dataset_split="test",
+                    metric_type=key,
+                    metric_name=f"{label} correlation with the mean vote",
+                    metric_value=value,
+                )
+            )
+    return entries
+
+
+def union_citation() -> str:
+    from metrics.union.union import _CITATION
+
+    return _CITATION.strip()
+
+
+if __name__ == "__main__":
+    main()

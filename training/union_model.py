@@ -1,0 +1,204 @@
+"""UNION's training model: BERT with a two-class head on the pooled ``[CLS]`` plus a reconstruction head.
+
+The reconstruction head is BERT's own masked-LM head (decoder tied to the word embeddings)
+applied to the last-layer states of the (possibly corrupted) input; at every position it
+predicts the token the *original* human story has there. Positions on ``[CLS]``, on the
+leading context (never corrupted, so trivially copied) and on padding carry no loss. The
+training loss is ``cls_loss + reconstruction_weight * reconstruction_loss`` (UNION: 0.1).
+
+Only the classifier is published: :func:`export_classifier` turns a trained model into the
+plain ``BertForSequenceClassification`` the ``union`` metric loads, without the head.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from transformers import (
+    BertForSequenceClassification,
+    BertModel,
+    BertPreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+from transformers.models.bert.modeling_bert import BertOnlyMLMHead
+from transformers.utils import ModelOutput
+
+from metrics.union.story_text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
+
+IGNORE_INDEX = -100
+ID2LABEL = {0: "perturbed", 1: "human"}
+LABEL2ID = {label: i for i, label in ID2LABEL.items()}
+DEFAULT_RECONSTRUCTION_WEIGHT = 0.1
+
+
+@dataclass
+class UnionTrainingOutput(ModelOutput):
+    """The joint loss, the class logits, and the two loss terms (for logging)."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    classification_loss: torch.Tensor | None = None
+    reconstruction_loss: torch.Tensor | None = None
+
+
+class BertForUnionTraining(BertPreTrainedModel):
+    """BERT + sequence classifier + tied masked-LM head, trained with UNION's joint objective.
+
+    Parameter names match ``BertForSequenceClassification`` (``bert``, ``classifier``) and
+    ``BertForPreTraining`` (``cls.predictions``), so ``from_pretrained("bert-base-uncased")``
+    loads the pretrained masked-LM head as the reconstruction head's start.
+    """
+
+    _tied_weights_keys = {
+        "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
+        "cls.predictions.decoder.bias": "cls.predictions.bias",
+    }
+    # Trainer's evaluation gathers every output but these; the loss terms are scalars.
+    _keys_to_ignore_in_eval = ("classification_loss", "reconstruction_loss")
+
+    def __init__(self, config: Any, reconstruction_weight: float = DEFAULT_RECONSTRUCTION_WEIGHT) -> None:
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.reconstruction_weight = float(reconstruction_weight)
+        self.bert = BertModel(config)
+        dropout = (
+            config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+        )
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.cls = BertOnlyMLMHead(config)
+        self.post_init()
+
+    def get_output_embeddings(self) -> nn.Module:
+        return self.cls.predictions.decoder
+
+    def set_output_embeddings(self, new_embeddings: nn.Module) -> None:
+        self.cls.predictions.decoder = new_embeddings
+        self.cls.predictions.bias = new_embeddings.bias
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        reconstruction_labels: torch.Tensor | None = None,
+    ) -> UnionTrainingOutput:
+        outputs = self.bert(
+            input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids, return_dict=True
+        )
+        logits = self.classifier(self.dropout(outputs.pooler_output))
+        if labels is None:
+            return UnionTrainingOutput(logits=logits)
+        classification_loss = F.cross_entropy(logits.float(), labels)
+        reconstruction_loss = None
+        loss = classification_loss
+        if self.reconstruction_weight and reconstruction_labels is not None:
+            reconstruction_loss = self.reconstruction_loss(outputs.last_hidden_state, reconstruction_labels)
+            loss = classification_loss + self.reconstruction_weight * reconstruction_loss
+        return UnionTrainingOutput(
+            loss=loss,
+            logits=logits,
+            classification_loss=classification_loss.detach(),
+            reconstruction_loss=None if reconstruction_loss is None else reconstruction_loss.detach(),
+        )
+
+    def reconstruction_loss(self, hidden_states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy over the batch's weighted positions (0 when there are none).
+
+        The vocabulary projection is applied only at those positions: it is the costliest
+        matrix product of the step, and most positions of a batch are context or padding.
+        """
+        weighted = targets != IGNORE_INDEX
+        if not bool(weighted.any()):
+            return hidden_states.sum() * 0.0
+        token_logits = self.cls(hidden_states[weighted])
+        return F.cross_entropy(token_logits.float(), targets[weighted])
+
+
+def reconstruction_labels(original_ids: Sequence[int], input_length: int, context_length: int) -> list[int]:
+    """Per-position targets of one example: the original story's token, ``-100`` where unweighted.
+
+    Aligned with the input by position and cut or padded to its length; the first
+    ``1 + context_length`` positions (``[CLS]`` and the leading context) carry no loss.
+
+    >>> reconstruction_labels([101, 7, 8, 9, 10, 102], input_length=5, context_length=1)
+    [-100, -100, 8, 9, 10]
+    >>> reconstruction_labels([101, 7, 8, 102], input_length=6, context_length=0)
+    [-100, 7, 8, 102, -100, -100]
+    """
+    targets = list(original_ids[:input_length]) + [IGNORE_INDEX] * (input_length - len(original_ids))
+    unweighted = min(input_length, 1 + context_length)
+    targets[:unweighted] = [IGNORE_INDEX] * unweighted
+    return targets
+
+
+def encode_union_examples(
+    batch: Mapping[str, list[Any]], tokenizer: PreTrainedTokenizerBase, max_length: int
+) -> dict[str, list[Any]]:
+    """Tokenise a batch of negative-sampled examples (``text``, ``label``, ``original``, ``context``).
+
+    ``[CLS] story [SEP]`` as one segment, head kept; for ``datasets.map(batched=True)``.
+    """
+    encoded = tokenizer(batch["text"], truncation=True, max_length=max_length)
+    originals = tokenizer(batch["original"], truncation=True, max_length=max_length)["input_ids"]
+    contexts = tokenizer(batch["context"], add_special_tokens=False)["input_ids"]
+    encoded["reconstruction_labels"] = [
+        reconstruction_labels(original, len(ids), len(context))
+        for ids, original, context in zip(encoded["input_ids"], originals, contexts, strict=True)
+    ]
+    encoded["labels"] = list(batch["label"])
+    return dict(encoded)
+
+
+class UnionDataCollator:
+    """Pads a batch dynamically: the tokenizer pads the inputs, ``-100`` pads the reconstruction targets."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, pad_to_multiple_of: int | None = None) -> None:
+        self.tokenizer = tokenizer
+        self.pad_to_multiple_of = pad_to_multiple_of
+
+    def __call__(self, features: list[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
+        targets = [list(f["reconstruction_labels"]) for f in features if "reconstruction_labels" in f]
+        inputs = [{k: v for k, v in f.items() if k != "reconstruction_labels"} for f in features]
+        batch = self.tokenizer.pad(inputs, pad_to_multiple_of=self.pad_to_multiple_of, return_tensors="pt")
+        if targets:
+            width = batch["input_ids"].shape[1]
+            batch["reconstruction_labels"] = torch.tensor(
+                [t + [IGNORE_INDEX] * (width - len(t)) for t in targets], dtype=torch.long
+            )
+        return dict(batch)
+
+
+def add_placeholder_tokens(tokenizer: PreTrainedTokenizerBase) -> list[str]:
+    """Make ``[MALE]``/``[FEMALE]``/``[NEUTRAL]`` single tokens; returns the ones that had to be added."""
+    missing = [
+        tag for tag in PLACEHOLDERS if len(tokenizer.tokenize(tag)) != 1 or tokenizer.tokenize(tag)[0] != tag
+    ]
+    if missing:
+        tokenizer.add_special_tokens({"extra_special_tokens": missing}, replace_extra_special_tokens=False)
+    return missing
+
+
+def export_classifier(
+    model: BertForUnionTraining, normalization: StoryNormalization
+) -> BertForSequenceClassification:
+    """The plain classifier the ``union`` metric loads: same weights, no reconstruction head.
+
+    The text normalisation of the training data is recorded in ``config.union_normalization``.
+    """
+    config = copy.deepcopy(model.config)
+    config.architectures = ["BertForSequenceClassification"]
+    config.id2label = dict(ID2LABEL)
+    config.label2id = dict(LABEL2ID)
+    setattr(config, CONFIG_KEY, normalization.to_dict())
+    classifier = BertForSequenceClassification(config)
+    state = {k: v for k, v in model.state_dict().items() if not k.startswith("cls.")}
+    classifier.load_state_dict(state, strict=True)
+    return classifier.eval()
