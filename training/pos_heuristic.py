@@ -10,6 +10,7 @@ tagger: the build summary records which one was used.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from metrics.union.story_text import PLACEHOLDERS
@@ -117,6 +118,15 @@ def _closed_or_form(word: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1)
+def _irregular_forms() -> tuple[frozenset[str], frozenset[str]]:
+    """(irregular past forms that are not also base forms, participles that are neither)."""
+    _, forms = irregular_verbs()
+    bases = frozenset(forms)
+    past = frozenset(p for p, _ in forms.values()) - bases
+    return past, frozenset(pp for _, pp in forms.values()) - bases - past
+
+
 def heuristic_pos_tag(tokens: list[str]) -> list[str]:
     """Penn Treebank tags for one tokenised sentence, from word lists and suffix/position rules.
 
@@ -125,8 +135,7 @@ def heuristic_pos_tag(tokens: list[str]) -> list[str]:
     >>> heuristic_pos_tag("she likes to swim but i hate cold water .".split())
     ['PRP', 'VBZ', 'TO', 'VB', 'CC', 'PRP', 'VBP', 'JJ', 'NN', '.']
     """
-    to_base, forms = irregular_verbs()
-    participles = {p for _, p in forms.values()}
+    past_forms, participle_only = _irregular_forms()
     tags: list[str] = []
     for i, token in enumerate(tokens):
         word = token.lower()
@@ -154,12 +163,18 @@ def heuristic_pos_tag(tokens: list[str]) -> list[str]:
         if fixed is not None:
             tags.append(fixed)
             continue
-        tags.append(_open_class(token, word, prev, prev_tag, i, to_base, participles))
+        tags.append(_open_class(token, word, prev, prev_tag, i, past_forms, participle_only))
     return tags
 
 
 def _open_class(
-    token: str, word: str, prev: str, prev_tag: str, i: int, to_base: dict[str, str], participles: set[str]
+    token: str,
+    word: str,
+    prev: str,
+    prev_tag: str,
+    i: int,
+    past_forms: frozenset[str],
+    participle_only: frozenset[str],
 ) -> str:
     after_aux = prev_tag == "MD" or prev == "to" or prev in DO_FORMS
     after_have, after_be = prev in HAVE_FORMS, prev in BE_FORMS
@@ -168,10 +183,10 @@ def _open_class(
         return "NNP"
     if after_aux and word not in COMMON_ADJECTIVES:
         return "VB"
-    if word in to_base and word not in to_base.values() or word in participles - set(to_base.values()):
-        if after_have or after_be or word in participles and word not in {f for f in to_base if f != word}:
-            return "VBN" if (after_have or after_be) else "VBD"
-        return "VBD"
+    if word in participle_only:
+        return "VBN"
+    if word in past_forms:
+        return "VBN" if after_have or after_be else "VBD"
     if word in COMMON_ADJECTIVES:
         return "JJ"
     if word.endswith("ed") and len(word) > 3 and word not in NOT_ED_VERBS:

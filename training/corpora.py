@@ -1,0 +1,186 @@
+"""Human stories for UNION's training set, from the Hub or from local files, one story per row.
+
+Hub datasets this project was written for (the code reads them by their columns, so other
+copies with the same layout work too):
+
+* ROCStories: ``mintujupally/ROCStories`` (a ``text`` column, one five-sentence story per
+  row). Copies with the original CSV layout (``sentence1`` .. ``sentence5``) are joined.
+* WritingPrompts: ``euclaise/writingprompts`` (``prompt`` and ``story``; splits train,
+  validation, test). The prompt becomes sentence 0 (its ``[ WP ]`` tag removed), the story
+  is cut to about 200 words at a sentence boundary, as in UNION's WP data.
+
+Local files: ``.txt`` (one story per line), ``.jsonl``/``.json`` (a list of objects, or
+one object per line) and ``.csv`` (with a header), read with the same column rules.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import os
+import pathlib
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import datasets
+
+from metrics.union.story_text import split_sentences
+
+logger = logging.getLogger(__name__)
+
+ROC_STORIES_HUB_ID = "mintujupally/ROCStories"
+WRITING_PROMPTS_HUB_ID = "euclaise/writingprompts"
+LOCAL_SUFFIXES = (".txt", ".jsonl", ".json", ".csv")
+ROC_SENTENCE_COLUMNS = tuple(f"sentence{i}" for i in range(1, 6))
+WP_STORY_WORDS = 200
+_WP_TAG = re.compile(r"^\s*(?:\[\s*[A-Za-z]{2,3}\s*\]\s*)+")
+_WP_NEWLINE = re.compile(r"\s*<newline>\s*")
+
+
+def cut_story(story: str, max_words: int = WP_STORY_WORDS) -> list[str]:
+    """The story's first sentences, ending at the sentence boundary closest to ``max_words`` words.
+
+    >>> cut_story("One two three. Four five. Six seven eight nine.", max_words=4)
+    ['One two three.']
+    >>> cut_story("One two three four five six.", max_words=2)
+    ['One two three four five six.']
+    """
+    sentences = split_sentences(story)
+    best, best_gap, words = 1, None, 0
+    for end, sentence in enumerate(sentences, 1):
+        words += len(sentence.split())
+        gap = abs(words - max_words)
+        if best_gap is None or gap < best_gap:
+            best, best_gap = end, gap
+        if words >= max_words:
+            break
+    return sentences[:best]
+
+
+def writing_prompts_text(prompt: Any, story: Any, max_words: int = WP_STORY_WORDS) -> str | None:
+    """One WritingPrompts row as UNION's story: the prompt line, then the cut story's sentences.
+
+    ``<newline>`` markers become line breaks; the ``[ WP ]``-style tags of the prompt are
+    dropped; a missing or non-text prompt/story gives None (skipped downstream as empty).
+    """
+    if not isinstance(prompt, str) or not isinstance(story, str):
+        return None
+    prompt = " ".join(_WP_TAG.sub("", _WP_NEWLINE.sub(" ", prompt)).split())
+    sentences = cut_story(_WP_NEWLINE.sub("\n", story), max_words)
+    if not prompt or not sentences:
+        return None
+    return "\n".join([prompt, *sentences])
+
+
+def _join_sentences(row: dict[str, Any]) -> str | None:
+    parts = [row.get(column) for column in ROC_SENTENCE_COLUMNS]
+    if not all(isinstance(part, str) for part in parts):
+        return None
+    return " ".join(part.strip() for part in parts)
+
+
+def _story_builder(columns: Iterable[str], text_column: str | None, source: str):
+    """How a row becomes one story text, chosen from the columns (or the explicit ``text_column``)."""
+    columns = list(columns)
+    if text_column is not None:
+        if text_column not in columns:
+            raise ValueError(f"{source} has no column {text_column!r}; its columns are {columns}")
+        return text_column, lambda row: row[text_column]
+    if "prompt" in columns and "story" in columns:
+        return "prompt+story", lambda row: writing_prompts_text(row["prompt"], row["story"])
+    if "text" in columns:
+        return "text", lambda row: row["text"]
+    if all(column in columns for column in ROC_SENTENCE_COLUMNS):
+        return "sentence1..sentence5", _join_sentences
+    raise ValueError(
+        f"{source}: cannot tell which column holds the stories (columns: {columns}); "
+        "pass text_column=, or provide 'text', 'prompt'+'story' or 'sentence1'..'sentence5'"
+    )
+
+
+def _read_json_rows(path: pathlib.Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if text.lstrip().startswith("["):
+        rows = json.loads(text)
+    else:
+        rows = []
+        for line_number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{line_number}: not valid JSON ({error.msg})") from error
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}: record {i} is a {type(row).__name__}, expected a JSON object")
+    return rows
+
+
+def _read_local_rows(path: pathlib.Path, kind: str) -> list[dict[str, Any]]:
+    if kind == ".txt":
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return [{"text": line} for line in lines]
+    if kind == ".csv":
+        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            return list(csv.DictReader(handle))
+    return _read_json_rows(path)
+
+
+def _to_dataset(rows: Iterable[dict[str, Any]], columns: list[str], text_column: str | None, source: str):
+    name, build = _story_builder(columns, text_column, source)
+    texts, refused = [], 0
+    for row in rows:
+        value = build(row)
+        if value is not None and not isinstance(value, str):
+            value, refused = None, refused + 1
+        texts.append(value)
+    if refused:
+        logger.warning("%s: %d rows have a non-text %r value; they count as empty", source, refused, name)
+    return datasets.Dataset.from_dict(
+        {"text": texts}, features=datasets.Features({"text": datasets.Value("string")})
+    )
+
+
+def load_stories(
+    source: str,
+    *,
+    split: str = "train",
+    text_column: str | None = None,
+    max_rows: int | None = None,
+    revision: str | None = None,
+) -> datasets.Dataset:
+    """A ``datasets.Dataset`` with one ``text`` column, one story per row (None for unusable rows).
+
+    ``source``: a local ``.txt``/``.jsonl``/``.json``/``.csv`` file or a Hub dataset id
+    (e.g. :data:`ROC_STORIES_HUB_ID`, :data:`WRITING_PROMPTS_HUB_ID`; ``split`` and
+    ``revision`` apply). ``text_column`` names the story column; by default it is found from
+    the columns (``prompt``+``story`` for WritingPrompts, ``text``, or ``sentence1``..``5``).
+    ``max_rows`` keeps the first rows only (quick runs).
+    """
+    path = pathlib.Path(source)
+    kind = path.suffix.lower()
+    if kind in LOCAL_SUFFIXES or path.exists():
+        if not path.is_file():
+            raise FileNotFoundError(f"Story file not found: {source}")
+        if kind not in LOCAL_SUFFIXES:
+            raise ValueError(f"{source}: unsupported file type; use one of {', '.join(LOCAL_SUFFIXES)}")
+        rows = _read_local_rows(path, kind)
+        if max_rows is not None:
+            rows = rows[:max_rows]
+        columns = list(dict.fromkeys(key for row in rows[:1000] for key in row)) or ["text"]
+        return _to_dataset(rows, columns, text_column, os.fspath(source))
+    hub = datasets.load_dataset(source, split=split, revision=revision)
+    if max_rows is not None:
+        hub = hub.select(range(min(max_rows, len(hub))))
+    name, build = _story_builder(hub.column_names, text_column, source)
+    if name == "text" and hub.column_names == ["text"]:
+        return hub
+    return hub.map(
+        lambda row: {"text": build(row)},
+        remove_columns=hub.column_names,
+        features=datasets.Features({"text": datasets.Value("string")}),
+        desc=f"Reading stories ({name})",
+    )
