@@ -52,10 +52,10 @@ def negate(tokens: list[str], tags: list[str], lemma: Callable[[str, str], str])
             inserted, verb, verb_tag = ["do", "not"], token, tag
             inserted_tags = ["VBP", "RB"]
         elif tag == "VBZ":
-            inserted, verb, verb_tag = ["does", "not"], lemma(token, tag), "VB"
+            inserted, verb, verb_tag = ["does", "not"], lemma(token.lower(), tag), "VB"
             inserted_tags = ["VBZ", "RB"]
         elif tag == "VBD":
-            inserted, verb, verb_tag = ["did", "not"], lemma(token, tag), "VB"
+            inserted, verb, verb_tag = ["did", "not"], lemma(token.lower(), tag), "VB"
             inserted_tags = ["VBD", "RB"]
         else:  # VBG, VBN
             inserted, verb, verb_tag = ["not"], token, tag

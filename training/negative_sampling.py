@@ -214,23 +214,31 @@ def build_union_dataset(
         },
         desc="Normalising and tagging stories",
     )
-    skipped = Counter(reason for reason in prepared["skip"] if reason)
-    kept = prepared.filter(lambda reason: reason == "", input_columns="skip", desc="Dropping skipped stories")
-    keywords = count_keywords(kept, lexicon, batch_size)
-    fingerprint = Hasher.hash(
-        [kept._fingerprint, seed, lexicon.describe(), lexicon.state, _code_fingerprint()]
+    # datasets returns a column-less dataset when mapping zero rows
+    skipped = Counter(reason for reason in prepared["skip"] if reason) if len(prepared) else Counter()
+    kept = (
+        prepared.filter(lambda reason: reason == "", input_columns="skip", desc="Dropping skipped stories")
+        if len(prepared)
+        else prepared
     )
-    out = kept.map(
-        _corrupt_batch,
-        batched=True,
-        batch_size=batch_size,
-        num_proc=num_proc,
-        remove_columns=kept.column_names,
-        features=OUTPUT_FEATURES,
-        fn_kwargs={"seed": seed, "lexicon": lexicon, "keywords": keywords, "donors": DatasetDonors(kept)},
-        new_fingerprint=fingerprint,
-        desc="Corrupting stories",
-    )
+    if len(kept) == 0:
+        out = datasets.Dataset.from_dict({name: [] for name in OUTPUT_FEATURES}, features=OUTPUT_FEATURES)
+    else:
+        keywords = count_keywords(kept, lexicon, batch_size)
+        fingerprint = Hasher.hash(
+            [kept._fingerprint, seed, lexicon.describe(), lexicon.state, _code_fingerprint()]
+        )
+        out = kept.map(
+            _corrupt_batch,
+            batched=True,
+            batch_size=batch_size,
+            num_proc=num_proc,
+            remove_columns=kept.column_names,
+            features=OUTPUT_FEATURES,
+            fn_kwargs={"seed": seed, "lexicon": lexicon, "keywords": keywords, "donors": DatasetDonors(kept)},
+            new_fingerprint=fingerprint,
+            desc="Corrupting stories",
+        )
     uncorruptible = len(kept) - len(out) // 2
     if uncorruptible:
         skipped["uncorruptible"] = uncorruptible
