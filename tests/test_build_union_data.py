@@ -1,0 +1,73 @@
+"""The ``build_union_data`` command line: help, save to disk, summary file, argument errors."""
+
+import json
+import subprocess
+import sys
+
+import datasets
+import pytest
+
+from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS
+from training import build_union_data
+
+STORY = (
+    "{name} went to the park. {name} saw a dog. The dog was happy. {name} threw a ball. They played all day."
+)
+
+
+def test_help_explains_the_tool():
+    result = subprocess.run(
+        [sys.executable, "-m", "training.build_union_data", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "UNION's training set" in result.stdout
+    assert "--push-to-hub" in result.stdout and "mintujupally/ROCStories" in result.stdout
+
+
+def test_builds_saves_and_prints_the_summary(tmp_path, capsys):
+    source = tmp_path / "stories.txt"
+    source.write_text(
+        "\n".join([STORY.format(name=n) for n in ("Ken", "Mary", "Tom", "Sue")] + ["", "Too short."])
+    )
+    out_dir = tmp_path / "out"
+    code = build_union_data.main(
+        [
+            str(source),
+            "--output-dir",
+            str(out_dir),
+            "--tagger",
+            "heuristic",
+            "--wordnet",
+            "none",
+            "--seed",
+            "3",
+        ]
+    )
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    saved = datasets.load_from_disk(str(out_dir))
+    assert len(saved) == 8 and printed["rows"] == 8
+    assert printed["skipped"]["empty"] == 1 and printed["skipped"]["too_few_sentences"] == 1
+    assert printed[CONFIG_KEY] == ROC_STORIES.to_dict() and printed["seed"] == 3
+    assert json.loads((out_dir / build_union_data.SUMMARY_FILE).read_text()) == printed
+    assert json.loads(saved.info.description) == printed
+
+
+def test_nothing_to_do_is_an_argument_error(capsys):
+    with pytest.raises(SystemExit) as error:
+        build_union_data.main(["stories.txt"])
+    assert error.value.code == 2
+    assert "--output-dir" in capsys.readouterr().err
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.txt"):
+        build_union_data.main([str(tmp_path / "missing.txt"), "--output-dir", str(tmp_path / "o")])
+
+
+def test_normalisation_follows_the_corpus_unless_chosen():
+    assert build_union_data.choose_normalization("auto", "euclaise/writingprompts") == WRITING_PROMPTS
+    assert build_union_data.choose_normalization("auto", "mintujupally/ROCStories") == ROC_STORIES
+    assert build_union_data.choose_normalization("roc", "euclaise/writingprompts") == ROC_STORIES

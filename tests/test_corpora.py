@@ -1,0 +1,111 @@
+"""Loading human stories: local files, column detection, WritingPrompts layout, clear errors."""
+
+import csv
+import json
+
+import datasets
+import pytest
+
+from metrics.union.story_text import split_sentences
+from training import corpora
+from training.corpora import cut_story, load_stories, writing_prompts_text
+
+STORIES = ["Ken went home. He slept. He woke up.", "Mary sang. It rained. She left."]
+
+
+def test_txt_is_one_story_per_line_blank_lines_kept_as_empty_rows(tmp_path):
+    path = tmp_path / "stories.txt"
+    path.write_text(STORIES[0] + "\n\n" + STORIES[1] + "\n", encoding="utf-8")
+    ds = load_stories(str(path))
+    assert ds.column_names == ["text"]
+    assert list(ds["text"]) == [STORIES[0], "", STORIES[1]]
+
+
+def test_jsonl_json_and_csv_with_a_chosen_column(tmp_path):
+    jsonl = tmp_path / "s.jsonl"
+    jsonl.write_text("\n".join(json.dumps({"id": i, "body": s}) for i, s in enumerate(STORIES)))
+    assert list(load_stories(str(jsonl), text_column="body")["text"]) == STORIES
+    as_json = tmp_path / "s.json"
+    as_json.write_text(json.dumps([{"text": s} for s in STORIES]))
+    assert list(load_stories(str(as_json))["text"]) == STORIES
+    as_csv = tmp_path / "s.csv"
+    with as_csv.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["storyid", *corpora.ROC_SENTENCE_COLUMNS])
+        writer.writeheader()
+        writer.writerow(
+            {"storyid": "a", **dict(zip(corpora.ROC_SENTENCE_COLUMNS, "A. B. C. D. E.".split(), strict=True))}
+        )
+    assert list(load_stories(str(as_csv))["text"]) == ["A. B. C. D. E."]
+    assert list(load_stories(str(jsonl), text_column="body", max_rows=1)["text"]) == STORIES[:1]
+
+
+def test_non_text_values_become_empty_rows_with_a_warning(tmp_path, caplog):
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(json.dumps({"text": v}) for v in [STORIES[0], 42, None, ["x"], STORIES[1]]))
+    ds = load_stories(str(path))
+    assert list(ds["text"]) == [STORIES[0], None, None, None, STORIES[1]]
+    assert "2 rows have a non-text" in caplog.text
+
+
+def test_odd_bytes_are_replaced_not_fatal(tmp_path):
+    path = tmp_path / "s.txt"
+    path.write_bytes(b"Caf\xe9 story. It was good. The end.\n")
+    assert load_stories(str(path))["text"][0].startswith("Caf\ufffd story.")
+
+
+def test_clear_errors_for_missing_file_column_format_and_bad_json(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.txt"):
+        load_stories(str(tmp_path / "nope.txt"))
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"body": "x"}))
+    with pytest.raises(ValueError, match=r"no column 'story'.*'body'"):
+        load_stories(str(path), text_column="story")
+    with pytest.raises(ValueError, match="cannot tell which column"):
+        load_stories(str(path))
+    broken = tmp_path / "b.jsonl"
+    broken.write_text('{"text": "a"}\n{"text": \n')
+    with pytest.raises(ValueError, match="b.jsonl:2"):
+        load_stories(str(broken))
+    other = tmp_path / "s.parquet"
+    other.write_text("x")
+    with pytest.raises(ValueError, match="unsupported file type"):
+        load_stories(str(other))
+
+
+def test_cut_story_stops_at_the_sentence_boundary_closest_to_the_word_budget():
+    sentences = [" ".join(["w"] * n) + "." for n in (90, 80, 50, 40)]
+    story = " ".join(sentences)
+    # cumulative words 90, 170, 220, 260: 220 is 20 from 200, 170 is 30 from it
+    assert cut_story(story) == split_sentences(story)[:3]
+    assert cut_story("Short. Story.") == ["Short.", "Story."]
+
+
+def test_writing_prompts_row_prompt_first_tags_and_newline_markers_removed():
+    story = "It was dark . <newline> <newline> The ship landed . " + "More words here . " * 80
+    text = writing_prompts_text("[ WP ] Aliens land on Earth .", story)
+    lines = text.split("\n")
+    assert lines[0] == "Aliens land on Earth ."
+    assert lines[1:3] == ["It was dark .", "The ship landed ."]
+    assert 190 <= sum(len(line.split()) for line in lines[1:]) <= 210
+    assert writing_prompts_text(None, story) is None
+
+
+def test_writing_prompts_layout_is_detected_from_the_columns(tmp_path):
+    path = tmp_path / "wp.jsonl"
+    path.write_text(json.dumps({"prompt": "[WP] [ EU ] A test prompt.", "story": "One. <newline> Two."}))
+    assert list(load_stories(str(path))["text"]) == ["A test prompt.\nOne.\nTwo."]
+
+
+def test_hub_ids_go_through_datasets_load_dataset(monkeypatch):
+    calls = {}
+
+    def fake_load_dataset(name, split, revision):
+        calls.update(name=name, split=split, revision=revision)
+        return datasets.Dataset.from_dict(
+            {"prompt": ["[ WP ] A prompt."], "story": ["Ken ran. He fell. He cried."]}
+        )
+
+    monkeypatch.setattr(corpora.datasets, "load_dataset", fake_load_dataset)
+    ds = load_stories(corpora.WRITING_PROMPTS_HUB_ID, split="validation")
+    assert calls == {"name": "euclaise/writingprompts", "split": "validation", "revision": None}
+    assert ds.column_names == ["text"] and list(ds["text"]) == ["A prompt.\nKen ran.\nHe fell.\nHe cried."]

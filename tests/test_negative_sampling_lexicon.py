@@ -1,0 +1,149 @@
+"""Word knowledge behind the corruptions: fallback tagger, morphology, antonyms, NLTK/Debian/ConceptNet."""
+
+import json
+import logging
+import pathlib
+
+import pytest
+
+from training import nltk_resources
+from training.lexicon import Lexicon, load_conceptnet
+from training.morphology import inflect, verb_lemma
+from training.pos_heuristic import heuristic_pos_tag
+
+DEBIAN = pathlib.Path(nltk_resources.DEBIAN_WORDNET_DIR)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "tags"),
+    [
+        ("[MALE] walked to the store .", "NNP VBD TO DT NN ."),
+        ("she likes to swim .", "PRP VBZ TO VB ."),
+        ("they have eaten the cake .", "PRP VBP VBN DT NN ."),
+        ("he was running quickly .", "PRP VBD VBG RB ."),
+        ("i could not sleep , so i read .", "PRP MD RB VB , RB PRP VBP ."),
+        ("the happy dogs barked loudly !", "DT JJ NNS VBD RB ."),
+        ("her mother gave her 3 apples .", "PRP$ NN VBD PRP CD NNS ."),
+    ],
+)
+def test_fallback_tagger_on_simple_story_sentences(sentence, tags):
+    assert heuristic_pos_tag(sentence.split()) == tags.split()
+
+
+@pytest.mark.parametrize(
+    ("form", "tag", "lemma"),
+    [
+        ("went", "VBD", "go"),
+        ("taken", "VBN", "take"),
+        ("walked", "VBD", "walk"),
+        ("hoped", "VBD", "hope"),
+        ("planned", "VBD", "plan"),
+        ("called", "VBD", "call"),
+        ("danced", "VBD", "dance"),
+        ("carried", "VBD", "carry"),
+        ("watches", "VBZ", "watch"),
+        ("flies", "VBZ", "fly"),
+        ("likes", "VBZ", "like"),
+    ],
+)
+def test_rule_based_lemmas(form, tag, lemma):
+    assert verb_lemma(form, tag) == lemma
+
+
+@pytest.mark.parametrize("lemma", ["hate", "walk", "stop", "cry", "go", "love", "fix"])
+@pytest.mark.parametrize("tag", ["VBD", "VBZ", "VBG"])
+def test_inflect_then_lemmatise_round_trips(lemma, tag):
+    assert verb_lemma(inflect(lemma, tag), tag) == lemma
+
+
+def test_extra_antonyms_are_inflected_like_the_word_they_replace():
+    lexicon = Lexicon(tagger="heuristic", wordnet="none", antonyms={"love": ["hate"], "win": ["lose"]})
+    assert lexicon.antonyms_of("loved", "VBD") == ("hated",)
+    assert lexicon.antonyms_of("wins", "VBZ") == ("loses",)
+    assert lexicon.antonyms_of("won", "VBD") == ("lost",)
+    assert lexicon.antonyms_of("table", "NN") == ()
+
+
+def test_keywords_are_content_words_by_pos():
+    lexicon = Lexicon(tagger="heuristic", wordnet="none")
+    words = "he was n't very happy about the old dog 's 2 bones .".split()
+    keywords = [w for w, t in zip(words, heuristic_pos_tag(words), strict=True) if lexicon.is_keyword(w, t)]
+    assert keywords == ["happy", "old", "dog", "bones"]
+
+
+def test_conceptnet_file_gives_antonyms_and_restricts_keywords(tmp_path):
+    def line(relation, start, end):
+        return "\t".join((f"/a/[{relation}/,{start}/,{end}/]", relation, start, end, json.dumps({}))) + "\n"
+
+    path = tmp_path / "assertions.csv"
+    path.write_text(
+        line("/r/Antonym", "/c/en/hot/a", "/c/en/cold")
+        + line("/r/Antonym", "/c/fr/chaud", "/c/fr/froid")
+        + line("/r/NotDesires", "/c/en/dog", "/c/en/bath")
+        + line("/r/IsA", "/c/en/cat", "/c/en/animal")
+        + line("/r/Antonym", "/c/en/ice_cream", "/c/en/soup")
+    )
+    antonyms, vocabulary = load_conceptnet(path)
+    assert antonyms == {"hot": ("cold",), "cold": ("hot",)}
+    assert vocabulary == {"hot", "cold", "dog", "bath", "soup"}
+    lexicon = Lexicon(tagger="heuristic", wordnet="none", conceptnet=str(path))
+    assert lexicon.antonyms_of("hot", "JJ") == ("cold",)
+    assert lexicon.is_keyword("dog", "NN") and not lexicon.is_keyword("cat", "NN")
+    assert lexicon.describe()["conceptnet"] == "assertions.csv"
+
+
+def test_conceptnet_errors_name_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere.csv"):
+        load_conceptnet(tmp_path / "nowhere.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("just one field\n")
+    with pytest.raises(ValueError, match="bad.csv:1"):
+        load_conceptnet(bad)
+
+
+def test_unknown_resource_choices_are_refused():
+    with pytest.raises(ValueError, match="tagger"):
+        Lexicon(tagger="spacy").resolve()
+    with pytest.raises(ValueError, match="wordnet"):
+        Lexicon(tagger="heuristic", wordnet="omw").resolve()
+
+
+def test_missing_debian_wordnet_is_an_error_when_asked_for_and_a_single_warning_otherwise(
+    tmp_path, monkeypatch, caplog
+):
+    monkeypatch.setattr(nltk_resources, "nltk_wordnet", lambda: None)
+    monkeypatch.setattr(nltk_resources, "_warned", set())
+    with pytest.raises(LookupError, match="wordnet-base"):
+        nltk_resources.find_wordnet("debian", str(tmp_path))
+    with caplog.at_level(logging.WARNING, logger="training.nltk_resources"):
+        assert nltk_resources.find_wordnet("auto", str(tmp_path)) == (None, "none")
+        assert nltk_resources.find_wordnet("auto", str(tmp_path)) == (None, "none")
+    assert sum("WordNet is not installed" in r.message for r in caplog.records) == 1
+
+
+def test_lexnames_is_the_standard_list_of_45_lexicographer_files():
+    lines = nltk_resources.lexnames_text().splitlines()
+    assert len(lines) == 45
+    assert lines[0] == "00\tadj.all\t3" and lines[3] == "03\tnoun.Tops\t1" and lines[44] == "44\tadj.ppl\t3"
+    assert lines[29] == "29\tverb.body\t2"
+
+
+@pytest.mark.skipif(not (DEBIAN / "data.noun").is_file(), reason="Debian's wordnet-base is not installed")
+def test_debian_wordnet_files_are_readable_by_nltk(tmp_path):
+    reader = nltk_resources.debian_wordnet(str(DEBIAN), str(tmp_path))
+    assert (tmp_path / "corpora" / "wordnet" / "lexnames").is_file()
+    assert reader.morphy("went", "v") == "go"
+    assert "bad" in {
+        a.name() for s in reader.synsets("good", "a") for lemma in s.lemmas() for a in lemma.antonyms()
+    }
+
+
+@pytest.mark.parametrize(
+    "module", ["training.morphology", "training.pos_heuristic", "training.negation", "training.corpora"]
+)
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0
