@@ -161,7 +161,7 @@ def load_cola(args: ColaArguments) -> datasets.DatasetDict:
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parser = HfArgumentParser((ColaArguments, ColaTrainingArguments), description=__doc__)
     cola_args, args = parse_arguments(parser, argv)
-    configure_logging(args)
+    configure_logging(args, logger)
     push, args.push_to_hub = args.push_to_hub, False
     repo_id = args.hub_model_id or COLA_CHECKPOINT
     checkpoint = resume_checkpoint(args)

@@ -179,12 +179,13 @@ def resume_checkpoint(args: TrainingArguments) -> str | None:
     return wanted
 
 
-def configure_logging(args: TrainingArguments) -> None:
+def configure_logging(args: TrainingArguments, script_logger: logging.Logger) -> None:
+    """Libraries at the Trainer's per-process level; the script's own progress at INFO on the main process."""
     logging.basicConfig(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO, stream=sys.stdout
     )
     level = args.get_process_log_level()
-    logger.setLevel(level)
+    script_logger.setLevel(logging.INFO if args.should_log else level)
     datasets.utils.logging.set_verbosity(level)
     transformers.utils.logging.set_verbosity(level)
 
@@ -216,12 +217,12 @@ def load_pairs(
         labels = set(table.unique("label"))
         if not labels <= {0, 1}:
             raise ValueError(f"{source!r}: label must be 0 (perturbed) or 1 (human), found {sorted(labels)}.")
+        check_normalization(table, source, normalization)
         return table
-    if table is None:
-        from training.corpora import load_stories
+    from training.corpora import load_stories
+    from training.negative_sampling import build_union_dataset
 
-        stories = load_stories(source, split=data.dataset_split, text_column=data.text_column)
-    else:
+    if table is not None and os.path.isdir(source):
         column = data.text_column or "text"
         if column not in table.column_names:
             raise ValueError(
@@ -229,12 +230,27 @@ def load_pairs(
                 f"{list(PAIR_COLUMNS)}) nor stories (a {column!r} column; see --text_column)."
             )
         stories = table.select_columns([column]).rename_columns({column: "text"} if column != "text" else {})
-    from training.negative_sampling import build_union_dataset
-
+    else:
+        stories = load_stories(source, split=data.dataset_split, text_column=data.text_column)
     logger.info("Negative-sampling %d stories from %s", len(stories), source)
     return build_union_dataset(
         stories, normalization=normalization, seed=seed, num_proc=data.preprocessing_num_workers
     )
+
+
+def check_normalization(pairs: datasets.Dataset, source: str, normalization: StoryNormalization) -> None:
+    """Refuse pairs built with another normalisation than the one the checkpoint will record."""
+    from training.negative_sampling import normalization_of
+
+    try:
+        built_with = normalization_of(pairs)
+    except ValueError:  # pairs from elsewhere record nothing: trust --normalization
+        return
+    if built_with != normalization:
+        raise ValueError(
+            f"{source!r} was built with normalisation {built_with.to_dict()}, but --normalization gives "
+            f"{normalization.to_dict()}; the checkpoint would record the wrong one. Pass the matching preset."
+        )
 
 
 def split_held_out(
@@ -336,7 +352,7 @@ def compute_accuracy(prediction: transformers.EvalPrediction) -> dict[str, float
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parser = HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments), description=__doc__)
     model_args, data_args, args = parse_arguments(parser, argv)
-    configure_logging(args)
+    configure_logging(args, logger)
     # The Trainer would create the Hub repository before training; we push once, at the end.
     push, args.push_to_hub = args.push_to_hub, False
     repo_id = args.hub_model_id or PUBLISHED_CHECKPOINTS[data_args.normalization]
