@@ -143,7 +143,11 @@ def load_cola(args: ColaArguments) -> datasets.DatasetDict:
             raise ValueError(
                 f"--train_file/--validation_file must share one of {sorted(DATA_FILE_BUILDERS)}."
             )
-        cola = datasets.load_dataset(builders.pop(), data_files=files)
+        builder = builders.pop()  # each split on its own, so a bad file is named, not a schema clash
+        cola = {
+            split: datasets.load_dataset(builder, data_files=path, split="train")
+            for split, path in files.items()
+        }
     else:
         cola = datasets.load_dataset(args.dataset_name, args.dataset_config)
     for split in ("train", "validation"):
