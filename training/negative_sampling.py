@@ -76,7 +76,7 @@ def clean_text(value: Any) -> tuple[str | None, str]:
     return (value, "") if value.strip() else (None, "empty")
 
 
-def _prepare_batch(
+def prepare_batch(
     batch: dict[str, list],
     indices: list[int],
     *,
@@ -104,7 +104,7 @@ def _prepare_batch(
     return out
 
 
-def _as_story(sentences: list[str], tags: list[list[str]]) -> list[Sentence]:
+def as_story(sentences: list[str], tags: list[list[str]]) -> list[Sentence]:
     return [(s.split(" "), list(t)) for s, t in zip(sentences, tags, strict=True)]
 
 
@@ -119,7 +119,7 @@ class DatasetDonors:
 
     def story(self, row: int) -> tuple[int, list[Sentence]]:
         record = self.dataset[row]
-        return record["story_index"], _as_story(record["sentences"], record["tags"])
+        return record["story_index"], as_story(record["sentences"], record["tags"])
 
 
 def count_keywords(prepared: datasets.Dataset, lexicon: Lexicon, batch_size: int = 1000) -> KeywordTable:
@@ -134,7 +134,7 @@ def count_keywords(prepared: datasets.Dataset, lexicon: Lexicon, batch_size: int
     return KeywordTable.from_counts(dict(counts))
 
 
-def _corrupt_batch(
+def corrupt_batch(
     batch: dict[str, list],
     *,
     seed: int,
@@ -144,7 +144,7 @@ def _corrupt_batch(
 ) -> dict[str, list]:
     out: dict[str, list] = {name: [] for name in OUTPUT_FEATURES}
     for index, sentences, tags in zip(batch["story_index"], batch["sentences"], batch["tags"], strict=True):
-        story = _as_story(sentences, tags)
+        story = as_story(sentences, tags)
         ctx = CorruptionContext(lexicon=lexicon, keywords=keywords, donors=donors, story_index=index)
         corrupted, applied = corrupt(story, StoryRandom(seed, index), ctx)
         if not applied:
@@ -199,7 +199,7 @@ def build_union_dataset(
         )
     lexicon = (lexicon or Lexicon()).resolve()
     prepared = stories.map(
-        _prepare_batch,
+        prepare_batch,
         batched=True,
         batch_size=batch_size,
         with_indices=True,
@@ -229,7 +229,7 @@ def build_union_dataset(
             [kept._fingerprint, seed, lexicon.describe(), lexicon.state, _code_fingerprint()]
         )
         out = kept.map(
-            _corrupt_batch,
+            corrupt_batch,
             batched=True,
             batch_size=batch_size,
             num_proc=num_proc,
