@@ -147,3 +147,21 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_an_installed_nltk_tagger_is_used_and_placeholders_stay_proper_nouns(monkeypatch):
+    class FakePerceptron:
+        def tag(self, tokens):
+            return [(token, "XX") for token in tokens]
+
+    monkeypatch.setattr(nltk_resources, "perceptron_tagger", lambda: FakePerceptron())
+    lexicon = Lexicon(tagger="auto", wordnet="none")
+    assert lexicon.tag(["[MALE]", "ran"]) == ["NNP", "XX"]
+    assert lexicon.describe()["pos_tagger"] == "nltk-perceptron"
+
+
+def test_asking_for_a_missing_nltk_tagger_is_an_error(monkeypatch):
+    monkeypatch.setattr(nltk_resources, "perceptron_tagger", lambda: None)
+    with pytest.raises(LookupError, match="averaged_perceptron_tagger_eng"):
+        Lexicon(tagger="nltk", wordnet="none").resolve()
+    assert Lexicon(tagger="auto", wordnet="none").describe()["pos_tagger"] == "heuristic"
