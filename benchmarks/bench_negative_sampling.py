@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import time
 
@@ -103,7 +104,7 @@ def main() -> None:
     datasets.disable_progress_bars()
     datasets.disable_caching()
     lexicon = Lexicon(tagger=args.tagger, wordnet=args.wordnet).resolve()
-    print(f"machine: {describe_machine()}")
+    print(f"machine: {describe_machine()}; load average {os.getloadavg()[0]:.1f} at start")
     print(f"stories: {len(texts)} from {args.stories_file}; lexicon: {lexicon.describe()}")
     build_union_dataset(
         datasets.Dataset.from_dict({"text": texts[:50]}), lexicon=lexicon
@@ -138,6 +139,7 @@ def main() -> None:
     stages = stage_times(texts, lexicon)
     results["stages_seconds_single_process"] = {k: round(v, 2) for k, v in stages.items()}
     print("stages in one process: " + ", ".join(f"{k} {v:.2f} s" for k, v in stages.items()))
+    print(f"load average {os.getloadavg()[0]:.1f} at the end (other processes share these cores)")
     if args.output:
         args.output.write_text(json.dumps(results, indent=2))
 

@@ -178,3 +178,14 @@ def test_writing_prompts_normalisation_is_cased_and_recorded():
     assert normalization_of(out) == WRITING_PROMPTS
     identity = build(make_stories(3), normalization=StoryNormalization())
     assert identity[0]["context"] == make_stories(3)[0].split(". ")[0] + "."
+
+
+def test_a_corpus_on_disk_is_cached_and_a_new_seed_is_a_new_cache_entry(tmp_path):
+    datasets.Dataset.from_dict({"text": make_stories(12)}).save_to_disk(str(tmp_path / "stories"))
+    stories = datasets.load_from_disk(str(tmp_path / "stories"))
+    first = build_union_dataset(stories, lexicon=lexicon())
+    again = build_union_dataset(stories, lexicon=lexicon())
+    assert first.cache_files and again.cache_files == first.cache_files
+    assert again.to_list() == first.to_list()
+    reseeded = build_union_dataset(stories, lexicon=lexicon(), seed=1)
+    assert reseeded.cache_files != first.cache_files

@@ -16,6 +16,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from datasets.fingerprint import Hasher
+
 from metrics.union.story_text import PLACEHOLDERS
 
 from . import nltk_resources
@@ -128,6 +130,14 @@ class Lexicon:
             "conceptnet": os.path.basename(self.conceptnet) if self.conceptnet else None,
             "extra_antonyms": len(self.antonyms or {}),
         }
+
+    def fingerprint(self) -> str:
+        """A stable hash of everything that changes tags, keywords or antonyms (for ``datasets`` caching)."""
+        state = self.state
+        vocabulary = sorted(state["vocabulary"]) if state["vocabulary"] is not None else None
+        return Hasher.hash(
+            [self.describe(), sorted(state["antonyms"].items()), vocabulary, self.debian_wordnet_dir]
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import sys
 import unicodedata
 from collections import Counter
 from typing import Any
@@ -27,9 +28,11 @@ from typing import Any
 import datasets
 from datasets.fingerprint import Hasher
 
+from metrics.union import story_text
 from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, StoryNormalization
 
-from . import corruptions, negation
+from . import corruptions, morphology, negation, pos_heuristic
+from . import lexicon as lexicon_module
 from .corruptions import CorruptionContext, KeywordTable, Sentence, StoryRandom, corrupt
 from .lexicon import Lexicon
 
@@ -162,8 +165,17 @@ def corrupt_batch(
 
 
 def _code_fingerprint() -> str:
-    """Cache key part for the corruption code itself (a code change must not reuse old caches)."""
-    return Hasher.hash([inspect.getsource(module) for module in (corruptions, negation)])
+    """Cache key part for the code itself: editing a rule must not reuse an old cached corpus."""
+    modules = (
+        corruptions,
+        negation,
+        lexicon_module,
+        morphology,
+        pos_heuristic,
+        story_text,
+        sys.modules[__name__],
+    )
+    return Hasher.hash([inspect.getsource(module) for module in modules])
 
 
 def build_union_dataset(
@@ -198,6 +210,7 @@ def build_union_dataset(
             f"min_sentences must be at least 2 (context + one sentence to corrupt), got {min_sentences}"
         )
     lexicon = (lexicon or Lexicon()).resolve()
+    code = _code_fingerprint()
     prepared = stories.map(
         prepare_batch,
         batched=True,
@@ -212,6 +225,16 @@ def build_union_dataset(
             "lexicon": lexicon,
             "min_sentences": min_sentences,
         },
+        new_fingerprint=Hasher.hash(
+            [
+                stories._fingerprint,
+                text_column,
+                normalization.to_dict(),
+                min_sentences,
+                lexicon.fingerprint(),
+                code,
+            ]
+        ),
         desc="Normalising and tagging stories",
     )
     # datasets returns a column-less dataset when mapping zero rows
@@ -225,9 +248,7 @@ def build_union_dataset(
         out = datasets.Dataset.from_dict({name: [] for name in OUTPUT_FEATURES}, features=OUTPUT_FEATURES)
     else:
         keywords = count_keywords(kept, lexicon, batch_size)
-        fingerprint = Hasher.hash(
-            [kept._fingerprint, seed, lexicon.describe(), lexicon.state, _code_fingerprint()]
-        )
+        fingerprint = Hasher.hash([kept._fingerprint, seed, code])
         out = kept.map(
             corrupt_batch,
             batched=True,
