@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
@@ -100,7 +100,7 @@ def resolve_device(device: str | int | torch.device | None) -> torch.device:
 
 
 def class_probabilities(
-    model,
+    logits_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     encoded: Encoded,
     label_index: int,
     pad_id: int,
@@ -108,7 +108,11 @@ def class_probabilities(
     device: torch.device,
     progress=None,
 ) -> list[float]:
-    """P(label) for every encoded text, in input order. ``progress`` wraps the batch iterator."""
+    """P(label) for every encoded text, in input order.
+
+    ``logits_fn(input_ids, attention_mask)`` returns the classifier's logits; ``progress``
+    wraps the batch iterator.
+    """
     if batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
     lengths = [len(r) for r in encoded.input_ids]
@@ -117,7 +121,7 @@ def class_probabilities(
     with torch.inference_mode(), autocast_for(device):
         for batch in progress(batches) if progress else batches:
             inputs = pad_batch([encoded.input_ids[i] for i in batch], pad_id, device)
-            logits = model(**inputs).logits.float()
+            logits = logits_fn(inputs["input_ids"], inputs["attention_mask"]).float()
             probs = torch.softmax(logits, dim=-1)[:, label_index].tolist()
             for i, p in zip(batch, probs, strict=True):
                 scores[i] = p

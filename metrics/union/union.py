@@ -13,6 +13,7 @@ import torch
 import transformers
 from tqdm.auto import tqdm
 
+from .bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 from .checkpoints import PUBLISHED_CHECKPOINTS, resolve_checkpoint
 from .person_names import NAME_GENDER
 from .scoring import class_probabilities, encode, model_window, resolve_device
@@ -131,9 +132,15 @@ class Union(evaluate.Metric):
         self.model = transformers.AutoModelForSequenceClassification.from_pretrained(
             source, use_safetensors=True, **kwargs
         ).eval()
+        self.logits_fn = (
+            BertClassifierFastPath(self.model) if supports_fast_path(self.model) else self._model_logits
+        )
         self.label_index = _human_label_index(self.model.config, source)
         self.normalization = StoryNormalization.from_config(self.model.config)
         self.checkpoint = source if local else f"{source}@{revision or 'main'}"
+
+    def _model_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
@@ -162,7 +169,7 @@ class Union(evaluate.Metric):
                 stacklevel=4,
             )
         scores = class_probabilities(
-            self.model,
+            self.logits_fn,
             encoded,
             label_index=self.label_index,
             pad_id=self.tokenizer.pad_token_id,
