@@ -21,7 +21,7 @@ from datasets.fingerprint import Hasher
 from metrics.union.story_text import PLACEHOLDERS
 
 from . import nltk_resources
-from .morphology import inflect, verb_lemma
+from .morphology import inflect, irregular_verbs, verb_lemma
 from .pos_heuristic import heuristic_pos_tag
 
 CONTENT_TAGS = frozenset(
@@ -162,19 +162,22 @@ class Lexicon:
         return heuristic_pos_tag(tokens)
 
     def lemma(self, word: str, tag: str) -> str:
-        """Base form (lowercase) of a word with Penn Treebank ``tag``."""
+        """Base form (lowercase) of a word with Penn Treebank ``tag``.
+
+        Irregular past forms come from the shipped table first: WordNet's ``morphy`` would
+        keep ``felt``/``found``/``saw`` as they are (they are verbs too), giving "did not felt".
+        """
         lower = word.lower()
-        pos = _WORDNET_POS.get(tag[:1])
+        if tag not in _INFLECTED:
+            return lower
+        if tag in ("VBD", "VBN") and lower in irregular_verbs()[0]:
+            return irregular_verbs()[0][lower]
         reader = self._wordnet_reader()
-        if reader is not None and pos in ("v", "n"):
-            found = reader.morphy(lower, pos)
-            if found:
+        if reader is not None:
+            found = reader.morphy(lower, _WORDNET_POS[tag[:1]])
+            if found and found != lower:
                 return found
-        if tag.startswith("VB"):
-            return verb_lemma(lower, tag)
-        if tag == "NNS":
-            return inflect_back_plural(lower)
-        return lower
+        return verb_lemma(lower, tag) if tag.startswith("VB") else inflect_back_plural(lower)
 
     def is_keyword(self, word: str, tag: str) -> bool:
         """A content word (noun, verb, adjective, adverb by POS) that is not grammar."""
