@@ -316,27 +316,14 @@ def correlations(scores: Sequence[float], human: Sequence[float]) -> dict[str, f
     }
 
 
-def score_stories(
-    model: Any,
-    tokenizer: Any,
-    stories: Sequence[str],
-    normalization: StoryNormalization,
-    batch_size: int,
-    device: Any,
-) -> list[float]:
-    """Score exactly as the ``union`` metric does (its own encoding and batching code)."""
-    from metrics.union.scoring import class_probabilities, encode, model_window
+def score_stories(checkpoint_dir: str, stories: Sequence[str], batch_size: int, device: Any) -> list[float]:
+    """Score a saved checkpoint with the ``union`` metric itself: what users will get, to the digit."""
+    import evaluate
 
-    window = model_window(tokenizer, model.config)
-    encoded = encode(tokenizer, [normalization(s) for s in stories], window)
-    return class_probabilities(
-        model.to(device).eval(),
-        encoded,
-        label_index=LABEL2ID["human"],
-        pad_id=tokenizer.pad_token_id,
-        batch_size=batch_size,
-        device=device,
-    )
+    import metrics.union
+
+    metric = evaluate.load(os.path.dirname(metrics.union.__file__), os.path.abspath(checkpoint_dir))
+    return metric.compute(predictions=list(stories), batch_size=batch_size, device=str(device))["scores"]
 
 
 def compute_accuracy(prediction: transformers.EvalPrediction) -> dict[str, float]:
@@ -359,6 +346,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     args.label_names = ["labels"]
     normalization = NORMALIZATIONS[data_args.normalization]
     checkpoint = resume_checkpoint(args)
+    # read before training, so a malformed file fails in seconds, not after hours
+    annotated = read_annotated_stories(data_args.annotated_file) if data_args.annotated_file else None
     set_seed(args.seed)
 
     tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path)
@@ -436,16 +425,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     tokenizer.save_pretrained(args.output_dir)
     logger.info("Saved the UNION classifier (no reconstruction head) to %s", args.output_dir)
 
-    annotated = None
-    if data_args.annotated_file:
-        annotated = read_annotated_stories(data_args.annotated_file)
+    if annotated is not None:
         scores = score_stories(
-            classifier,
-            tokenizer,
-            [a.story for a in annotated],
-            normalization,
-            args.per_device_eval_batch_size,
-            args.device,
+            args.output_dir, [a.story for a in annotated], args.per_device_eval_batch_size, args.device
         )
         measured = correlations(scores, [a.human_score for a in annotated])
         annotated_metrics = {f"annotated_{k}": v for k, v in measured.items()}
