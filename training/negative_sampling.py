@@ -21,7 +21,6 @@ import inspect
 import json
 import logging
 import sys
-import unicodedata
 from collections import Counter
 from typing import Any
 
@@ -29,7 +28,7 @@ import datasets
 from datasets.fingerprint import Hasher
 
 from metrics.union import story_text
-from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, StoryNormalization
+from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, StoryNormalization, remove_invisible
 
 from . import corruptions, morphology, negation, pos_heuristic
 from . import lexicon as lexicon_module
@@ -58,7 +57,6 @@ _PREPARED_FEATURES = datasets.Features(
         "skip": datasets.Value("string"),
     }
 )
-_KEEP_WHITESPACE = frozenset("\n\t ")
 
 
 def clean_text(value: Any) -> tuple[str | None, str]:
@@ -71,11 +69,7 @@ def clean_text(value: Any) -> tuple[str | None, str]:
         return None, "empty"
     if not isinstance(value, str):
         return None, "not_text"
-    if not value.isascii():
-        value = "".join(
-            " " if unicodedata.category(c) in ("Cc", "Cf", "Cs") and c not in _KEEP_WHITESPACE else c
-            for c in value
-        )
+    value = remove_invisible(value)
     return (value, "") if value.strip() else (None, "empty")
 
 

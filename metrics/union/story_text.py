@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,6 +42,27 @@ SENTENCE_END = frozenset({".", "!", "?", "''", '"', "'", "``"})
 _PROTECT = {tag: f"zzplaceholder{tag[1:-1].lower()}zz" for tag in PLACEHOLDERS}
 _RESTORE = {v: k for k, v in _PROTECT.items()}
 _PLACEHOLDER_RE = re.compile("|".join(re.escape(tag) for tag in PLACEHOLDERS))
+
+
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
+_KEPT_WHITESPACE = frozenset("\n\t ")
+
+
+def remove_invisible(text: str) -> str:
+    r"""Control and format characters (zero-width spaces, BOMs, lone surrogates) become spaces.
+
+    Only what no reader sees changes; training and scoring both do it, so an invisible
+    character cannot make a scored story differ from its training form.
+
+    >>> remove_invisible("a\u200bb\x07c\nd")
+    'a b c\nd'
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(
+        " " if unicodedata.category(c) in _INVISIBLE_CATEGORIES and c not in _KEPT_WHITESPACE else c
+        for c in text
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -128,6 +150,7 @@ class StoryNormalization:
 
     def sentences(self, text: str) -> list[str]:
         """The story as normalised sentences (the unit the negative sampler works on)."""
+        text = remove_invisible(text)
         if not self.roc_tokenize:
             pieces = split_sentences(text)
             return (
