@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from benchmarks.correlation.annotations import AnnotatedStories
 from benchmarks.correlation.evaluation import largest_feasible_size
 from benchmarks.correlation.robustness import (
     BIASED_REASONABLE_FRACTIONS,
@@ -13,6 +12,7 @@ from benchmarks.correlation.robustness import (
     sample_biased_set,
     story_error_types,
 )
+from training.annotations import AnnotatedStories
 
 
 def reasonable_flags(n_reasonable, n_unreasonable, seed=0):

@@ -217,13 +217,16 @@ def test_held_out_split_keeps_pairs_together_and_is_seeded(tmp_path):
 def test_annotated_file_errors_name_the_line(tmp_path):
     path = tmp_path / "ant.txt"
     path.write_text("1 ||| a story . ||| 1 0 1\n2 ||| another story . ||| 1 x 1\n")
-    with pytest.raises(ValueError, match=r"ant.txt:2: votes must be numbers"):
-        train_union.read_annotated_stories(str(path))
-    path.write_text("1 ||| a story . ||| 1 0 1\n\n3 | no separators\n")
-    with pytest.raises(ValueError, match=r"ant.txt:3: expected 'ID \|\|\| story \|\|\| votes'"):
-        train_union.read_annotated_stories(str(path))
+    with pytest.raises(ValueError, match=r"ant.txt:2: votes must be"):
+        train_union.read_annotated_file(str(path))
+    path.write_text("1 ||| a story . ||| 1 0 1\n2 ||| fine . ||| 1 1 1\n3 | no separators\n")
+    with pytest.raises(ValueError, match=r"ant.txt:3:"):
+        train_union.read_annotated_file(str(path))
+    path.write_text("".join(f"{i} ||| story {i} . ||| 1 1\n" for i in range(2)))
+    with pytest.raises(ValueError, match="at least 3"):
+        train_union.read_annotated_file(str(path))
     path.write_text("".join(f"{i} ||| story {i} . ||| {i % 2} 1\n" for i in range(4)))
-    assert [a.human_score for a in train_union.read_annotated_stories(str(path))] == [0.5, 1.0, 0.5, 1.0]
+    assert train_union.read_annotated_file(str(path)).human_scores.tolist() == [0.5, 1.0, 0.5, 1.0]
 
 
 def test_dataset_with_wrong_labels_is_rejected(tmp_path):

@@ -37,6 +37,7 @@ from transformers.trainer_utils import get_last_checkpoint
 
 from metrics.union.checkpoints import PUBLISHED_CHECKPOINTS
 from metrics.union.story_text import ROC_STORIES, WRITING_PROMPTS, StoryNormalization
+from training.annotations import AnnotatedStories, read_annotations
 from training.hub_push import PushError, push_checkpoint
 from training.model_cards import (
     METRIC_PATHS,
@@ -272,39 +273,12 @@ def split_held_out(
     return pairs.select(train), pairs.select(validation)
 
 
-@dataclass(frozen=True)
-class AnnotatedStory:
-    story_id: str
-    story: str
-    votes: tuple[float, ...]
-
-    @property
-    def human_score(self) -> float:
-        return sum(self.votes) / len(self.votes)
-
-
-def read_annotated_stories(path: str) -> list[AnnotatedStory]:
-    """UNION's annotation file: ``ID ||| story ||| vote vote ...`` per line (votes are numbers)."""
-    stories = []
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            parts = [p.strip() for p in line.split("|||")]
-            if len(parts) != 3 or not parts[1]:
-                raise ValueError(
-                    f"{path}:{line_number}: expected 'ID ||| story ||| votes', got {line.strip()[:80]!r}."
-                )
-            try:
-                votes = tuple(float(v) for v in parts[2].split())
-            except ValueError:
-                raise ValueError(f"{path}:{line_number}: votes must be numbers, got {parts[2]!r}.") from None
-            if not votes:
-                raise ValueError(f"{path}:{line_number}: story {parts[0]!r} has no votes.")
-            stories.append(AnnotatedStory(parts[0], parts[1], votes))
-    if len(stories) < 3:
-        raise ValueError(f"{path}: {len(stories)} annotated stories; correlations need at least 3.")
-    return stories
+def read_annotated_file(path: str) -> AnnotatedStories:
+    """UNION's annotation file (errors name the line); correlations need at least 3 stories."""
+    annotated = read_annotations(path)
+    if len(annotated) < 3:
+        raise ValueError(f"{path}: {len(annotated)} annotated stories; correlations need at least 3.")
+    return annotated
 
 
 def correlations(scores: Sequence[float], human: Sequence[float]) -> dict[str, float]:
@@ -347,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     normalization = NORMALIZATIONS[data_args.normalization]
     checkpoint = resume_checkpoint(args)
     # read before training, so a malformed file fails in seconds, not after hours
-    annotated = read_annotated_stories(data_args.annotated_file) if data_args.annotated_file else None
+    annotated = read_annotated_file(data_args.annotated_file) if data_args.annotated_file else None
     set_seed(args.seed)
 
     tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path)
@@ -427,9 +401,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
 
     if annotated is not None:
         scores = score_stories(
-            args.output_dir, [a.story for a in annotated], args.per_device_eval_batch_size, args.device
+            args.output_dir, list(annotated.stories), args.per_device_eval_batch_size, args.device
         )
-        measured = correlations(scores, [a.human_score for a in annotated])
+        measured = correlations(scores, annotated.human_scores.tolist())
         annotated_metrics = {f"annotated_{k}": v for k, v in measured.items()}
         trainer.log_metrics("annotated", annotated_metrics)
         trainer.save_metrics("annotated", annotated_metrics)
@@ -480,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
 
 
 def union_eval_results(
-    results: dict[str, float], data: DataArguments, annotated: Sequence[AnnotatedStory] | None
+    results: dict[str, float], data: DataArguments, annotated: AnnotatedStories | None
 ) -> list[EvalResult]:
     """The run's measurements as model-index entries."""
     corpus = {"roc": "ROCStories", "wp": "WritingPrompts"}[data.normalization]

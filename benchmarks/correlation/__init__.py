@@ -5,7 +5,8 @@ published metrics, tests differences with Williams' test, and repeats the compar
 robustness sets of UNION's paper. ``python -m benchmarks.correlation --help`` for the CLI.
 """
 
-from .annotations import AnnotatedStories, AnnotationFormatError, read_annotations, read_scores
+from training.annotations import AnnotatedStories, AnnotationFormatError, read_annotations, read_scores
+
 from .evaluation import CorrelationReport, evaluate_scores
 from .report import to_markdown, write_biased_png, write_scatter_png
 from .statistics import Correlation, WilliamsResult, compare_metrics, correlate, williams_test

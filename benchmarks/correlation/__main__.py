@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import scipy
 
-from .annotations import AnnotationFormatError, read_annotations, read_scores
+from training.annotations import AnnotationFormatError, read_annotations, read_scores
+
 from .evaluation import evaluate_scores
 from .report import to_markdown, write_biased_png, write_json, write_scatter_png
 from .robustness import BIASED_REASONABLE_FRACTIONS, BIASED_SET_REPEATS

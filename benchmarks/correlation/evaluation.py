@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .annotations import AnnotatedStories
+from training.annotations import AnnotatedStories
+
 from .published import load_published_metrics, oriented_name
 from .robustness import (
     BIASED_REASONABLE_FRACTIONS,

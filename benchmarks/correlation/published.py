@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .annotations import read_scores
+from training.annotations import read_scores
 
 
 @dataclass(frozen=True)

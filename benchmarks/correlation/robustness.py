@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .annotations import ERROR_TYPES, AnnotatedStories
+from training.annotations import ERROR_TYPES, AnnotatedStories
 
 BIASED_REASONABLE_FRACTIONS: tuple[float, ...] = tuple(k / 10 for k in range(1, 9))
 BIASED_SET_SIZE = 200
