@@ -141,9 +141,13 @@ def metric_procedure(
 
     evaluate.utils.logging.disable_progress_bar()
     metric = evaluate.load(str(REPO / "metrics" / "gruen"))
-    return metric.compute(
+    result = metric.compute(
         predictions=texts, lm_scoring=lm_scoring, batch_size=batch_size, device="cpu", **models
-    )["gruen"]
+    )
+    # The release re-creation has no focus term: compare the parts both compute.
+    return [
+        min(1.0, max(0.0, g + r)) for g, r in zip(result["grammaticality"], result["redundancy"], strict=True)
+    ]
 
 
 def one_mask_at_a_time(texts: list[str], models: dict[str, str]) -> list[float]:
