@@ -22,7 +22,6 @@ import argparse
 import json
 import math
 import multiprocessing
-import platform
 import random
 import resource
 import sys
@@ -34,13 +33,9 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from benchmarks.machine import describe_machine  # noqa: E402
 
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+SHARED_STORIES = REPO.parent / "shared" / "data" / "union-roc" / "reference.txt"
 
 
 def default_tokenizer() -> str:
@@ -201,7 +196,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--stories", required=True, help="text file, one multi-sentence text per line")
+    parser.add_argument(
+        "--stories",
+        default=str(SHARED_STORIES),
+        help="text file, one multi-sentence text per line (default: the ROC test stories beside the repo)",
+    )
     parser.add_argument("--texts", type=int, default=200, help="texts to score (reference mode)")
     parser.add_argument("--pll-texts", type=int, default=10, help="texts for the PLL comparison")
     parser.add_argument("--batch-size", type=int, default=32)
@@ -212,8 +211,7 @@ def main() -> None:
     lines = [line for line in Path(args.stories).read_text().splitlines() if line.strip()]
     texts = random.Random(0).sample(lines, args.texts)
     figures = {
-        "machine": f"{cpu_model()}, {multiprocessing.cpu_count()} cores, {torch.get_num_threads()} torch threads",
-        "torch": torch.__version__,
+        "machine": describe_machine(),
         "texts": args.texts,
         "batch_size": args.batch_size,
     }
