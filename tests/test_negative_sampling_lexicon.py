@@ -165,3 +165,18 @@ def test_asking_for_a_missing_nltk_tagger_is_an_error(monkeypatch):
     with pytest.raises(LookupError, match="averaged_perceptron_tagger_eng"):
         Lexicon(tagger="nltk", wordnet="none").resolve()
     assert Lexicon(tagger="auto", wordnet="none").describe()["pos_tagger"] == "heuristic"
+
+
+def test_a_debian_copy_on_the_nltk_path_is_not_mistaken_for_nltks_download(tmp_path):
+    """The Debian copy goes on nltk.data.path (NLTK reads nothing outside it); NLTK's own loader
+    must then not choke on that copy, which lacks the sense index a full download has."""
+    if not (DEBIAN / "index.noun").is_file():
+        pytest.skip("Debian's wordnet-base is not installed")
+    nltk_resources.nltk_wordnet.cache_clear()
+    nltk_resources.debian_wordnet(str(DEBIAN), str(tmp_path))
+    try:
+        reader, source = nltk_resources.find_wordnet("auto", str(DEBIAN))
+    finally:
+        nltk_resources.nltk_wordnet.cache_clear()
+    assert source in {"nltk", "debian"}
+    assert reader.morphy("went", "v") == "go"

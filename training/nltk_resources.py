@@ -95,7 +95,12 @@ def nltk_wordnet() -> Any | None:
             return None
     from nltk.corpus import wordnet
 
-    wordnet.ensure_loaded()
+    try:
+        wordnet.ensure_loaded()
+    except (OSError, LookupError):
+        # What NLTK found is not a complete download: e.g. the copy of Debian's files that
+        # debian_wordnet() put on nltk.data.path, which lacks the sense index NLTK's reader needs.
+        return None
     return wordnet
 
 
