@@ -118,6 +118,12 @@ def test_a_call_with_only_empty_texts_loads_no_model(metric):
     assert result["gruen"] == [0.0, 0.0, 0.0] and result["mean_gruen"] == 0.0
 
 
+def test_an_empty_list_gives_empty_lists_and_a_nan_mean(metric):
+    result = metric.compute(predictions=[], lm_model="/nonexistent/lm", cola_model="/nonexistent/cola")
+    assert all(result[key] == [] for key in ("gruen", "grammaticality", "redundancy", "focus", "coherence"))
+    assert math.isnan(result["mean_gruen"])
+
+
 @pytest.mark.parametrize(
     ("predictions", "message"),
     [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import datasets
@@ -63,7 +64,7 @@ Returns:
     redundancy (list of float): <= 0, -0.1 per redundancy flag.
     focus (list of float): 0 or -0.1.
     coherence (list of float or None): <= 0 (minus the mean SOP loss); None when coherence=False.
-    mean_gruen (float or None): mean of `gruen` (None for no text).
+    mean_gruen (float): mean of `gruen` (NaN for no text, as the union metric).
 Examples:
     >>> gruen = evaluate.load("gruen")  # doctest: +SKIP
     >>> texts = ["The dog ran home. The dog ran home.", "   "]
@@ -128,4 +129,4 @@ class Gruen(evaluate.Metric):
             sop=(sop_model, sop_revision) if coherence else None,
             lm_scoring=lm_scoring,
         )
-        return {**aspects, "mean_gruen": statistics.fmean(aspects["gruen"]) if texts else None}
+        return {**aspects, "mean_gruen": statistics.fmean(aspects["gruen"]) if texts else math.nan}
