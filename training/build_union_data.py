@@ -20,12 +20,12 @@ import logging
 import pathlib
 import sys
 
-from metrics.union.story_text import ROC_STORIES, WRITING_PROMPTS, StoryNormalization
+from metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
 from training.corpora import LOCAL_SUFFIXES, ROC_STORIES_HUB_ID, WRITING_PROMPTS_HUB_ID, load_stories
 from training.lexicon import Lexicon
 from training.negative_sampling import build_union_dataset, read_summary
 
-NORMALIZATIONS = {"roc": ROC_STORIES, "wp": WRITING_PROMPTS, "none": StoryNormalization()}
+NORMALIZATIONS = {**NAMED_NORMALIZATIONS, "none": StoryNormalization()}
 SUMMARY_FILE = "union_build_summary.json"
 
 

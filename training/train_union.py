@@ -36,7 +36,7 @@ from transformers import AutoTokenizer, HfArgumentParser, Trainer, TrainingArgum
 from transformers.trainer_utils import get_last_checkpoint
 
 from metrics.union.checkpoints import PUBLISHED_CHECKPOINTS
-from metrics.union.story_text import ROC_STORIES, WRITING_PROMPTS, StoryNormalization
+from metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
 from training.annotations import AnnotatedStories, read_annotations
 from training.hub_push import PushError, push_checkpoint
 from training.model_cards import (
@@ -60,7 +60,7 @@ from training.union_model import (
 
 logger = logging.getLogger(__name__)
 
-NORMALIZATIONS: dict[str, StoryNormalization] = {"roc": ROC_STORIES, "wp": WRITING_PROMPTS}
+NORMALIZATIONS = NAMED_NORMALIZATIONS
 PAIR_COLUMNS = ("text", "label", "original", "context", "story_index")
 DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
 

@@ -182,3 +182,5 @@ class StoryNormalization:
 
 ROC_STORIES = StoryNormalization(lowercase=True, replace_names=True, roc_tokenize=True)
 WRITING_PROMPTS = StoryNormalization(lowercase=False, replace_names=False, roc_tokenize=True)
+# The recipes by name, as the training scripts' --normalization options and the model cards say them.
+NAMED_NORMALIZATIONS: dict[str, StoryNormalization] = {"roc": ROC_STORIES, "wp": WRITING_PROMPTS}
