@@ -30,7 +30,7 @@ import numpy as np
 from transformers import AutoModel, AutoTokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.machine import describe_machine  # noqa: E402
+from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
 from metrics.gruen.focus import FOCUS_THRESHOLD, content_pieces, word_mover_distance  # noqa: E402
 from metrics.gruen.preprocessing import text_to_sentences  # noqa: E402
 
