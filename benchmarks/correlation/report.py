@@ -195,6 +195,14 @@ def _pyplot():
     return plt
 
 
+def _save(plt, figure, path: str | Path) -> Path:
+    figure.tight_layout()
+    path = Path(path)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
 def write_scatter_png(report: CorrelationReport, path: str | Path, columns: int = 4) -> Path:
     """One panel per metric: metric score (x, higher is better) against human score (y, jittered)."""
     plt = _pyplot()
@@ -212,11 +220,7 @@ def write_scatter_png(report: CorrelationReport, path: str | Path, columns: int 
         axis.tick_params(labelsize=7)
     for axis in list(axes.flat)[count:]:
         axis.set_visible(False)
-    figure.tight_layout()
-    path = Path(path)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return _save(plt, figure, path)
 
 
 def write_biased_png(report: CorrelationReport, path: str | Path) -> Path:
@@ -235,11 +239,7 @@ def write_biased_png(report: CorrelationReport, path: str | Path) -> Path:
     axis.set_xlabel("share of reasonable stories in the test set")
     axis.set_ylabel("Pearson with human score")
     axis.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    figure.tight_layout()
-    path = Path(path)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return _save(plt, figure, path)
 
 
 def write_json(report: CorrelationReport, path: str | Path) -> Path:

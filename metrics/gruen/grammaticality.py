@@ -68,19 +68,24 @@ def _offsets(chunks):
         start += chunk.shape[0]
 
 
+def _padded_batches(loaded: LoadedModel, ids: Sequence[Sequence[int]], batch_size: int, desc: str):
+    """``(indices, input_ids, attention_mask)`` of length-sorted batches, padded per batch, on the model's device."""
+    pad_id = loaded.tokenizer.pad_token_id or 0
+    batches = list(length_sorted_batches([len(x) for x in ids], batch_size))
+    for batch in progress(batches, len(batches), desc):
+        input_ids, mask = pad_batch([ids[i] for i in batch], pad_id, loaded.model.device)
+        yield batch, input_ids, mask
+
+
 @torch.inference_mode()
 def reference_lm_scores(loaded: LoadedModel, sentences: Sequence[str], batch_size: int) -> list[float]:
     """The release's LM value of each sentence: ``exp`` of the mean unmasked cross-entropy."""
     ids, _ = encode_single(loaded, sentences, what="masked LM")
-    device = loaded.model.device
-    pad_id = loaded.tokenizer.pad_token_id or 0
     scores = [0.0] * len(sentences)
-    batches = list(length_sorted_batches([len(x) for x in ids], batch_size))
-    for batch in progress(batches, len(batches), "GRUEN masked LM"):
-        input_ids, mask = pad_batch([ids[i] for i in batch], pad_id, device)
+    for batch, input_ids, mask in _padded_batches(loaded, ids, batch_size, "GRUEN masked LM"):
         rows, cols = mask.nonzero(as_tuple=True)
         losses = _cross_entropy_at(loaded, input_ids, mask, rows, cols, input_ids[rows, cols])
-        totals = torch.zeros(len(batch), dtype=losses.dtype, device=device).index_add_(0, rows, losses)
+        totals = torch.zeros(len(batch), dtype=losses.dtype, device=losses.device).index_add_(0, rows, losses)
         for row, index in enumerate(batch):
             scores[index] = math.exp(totals[row].item() / len(ids[index]))
     return scores
@@ -117,12 +122,8 @@ def pll_nll_scores(loaded: LoadedModel, sentences: Sequence[str], batch_size: in
 def cola_scores(loaded: LoadedModel, sentences: Sequence[str], batch_size: int) -> list[float]:
     """Raw class-1 ("acceptable") logit of each sentence, as released (not a probability)."""
     ids, _ = encode_single(loaded, sentences, max_length=COLA_MAX_LENGTH, what="CoLA classifier")
-    device = loaded.model.device
-    pad_id = loaded.tokenizer.pad_token_id or 0
     scores = [0.0] * len(sentences)
-    batches = list(length_sorted_batches([len(x) for x in ids], batch_size))
-    for batch in progress(batches, len(batches), "GRUEN CoLA"):
-        input_ids, mask = pad_batch([ids[i] for i in batch], pad_id, device)
+    for batch, input_ids, mask in _padded_batches(loaded, ids, batch_size, "GRUEN CoLA"):
         logits = loaded.model(input_ids=input_ids, attention_mask=mask).logits[:, 1].float().tolist()
         for index, logit in zip(batch, logits, strict=True):
             scores[index] = logit
