@@ -13,6 +13,10 @@ real WordPiece tokenizer) and score the same texts in the same run:
 
 Each procedure runs in its own process so its peak resident memory can be reported.
 
+The ceiling: each metric procedure runs once more under ``torch.utils.flop_counter`` and its
+counted FLOPs, divided by this machine's measured matmul peak, give the fastest it could
+possibly run; the release's time over that is the largest speed-up exact arithmetic allows here.
+
     python benchmarks/bench_gruen.py --stories /path/to/stories.txt --texts 200
 """
 
@@ -33,7 +37,7 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
+from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path  # noqa: E402
 
 SHARED_STORIES = REPO.parent / "shared" / "data" / "union-roc" / "reference.txt"
 
@@ -181,9 +185,18 @@ def _timed(name: str, args: tuple) -> dict:
     }
 
 
-def run_isolated(name: str, *args) -> dict:
+def _counted_flops(name: str, args: tuple) -> int:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        globals()[name](*args)
+    return counter.get_total_flops()
+
+
+def run_isolated(name: str, *args, count_flops: bool = False):
+    """``_timed`` (or, with ``count_flops``, the FLOP count) of one procedure in a fresh process."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_timed, (name, args))
+        return pool.apply(_counted_flops if count_flops else _timed, (name, args))
 
 
 def main() -> None:
@@ -215,6 +228,13 @@ def main() -> None:
         ours = run_isolated("metric_procedure", texts, models, "reference", args.batch_size)
         slow_pll = run_isolated("one_mask_at_a_time", texts[: args.pll_texts], models)
         fast_pll = run_isolated("batched_pll", texts[: args.pll_texts], models, args.batch_size)
+        ours_flops = run_isolated(
+            "metric_procedure", texts, models, "reference", args.batch_size, count_flops=True
+        )
+        pll_flops = run_isolated(
+            "batched_pll", texts[: args.pll_texts], models, args.batch_size, count_flops=True
+        )
+    peak = matmul_peak_flops(torch.device("cpu"))
     gap = max(abs(a - b) for a, b in zip(release["result"], ours["result"], strict=True))
     pll_gap = max(abs(a - b) for a, b in zip(slow_pll["result"], fast_pll["result"], strict=True))
     figures |= {
@@ -231,6 +251,13 @@ def main() -> None:
         "batched_pll_peak_rss_mib": fast_pll["peak_rss_mib"],
         "pll_speedup": slow_pll["seconds"] / fast_pll["seconds"],
         "max_pll_difference": pll_gap,
+        "matmul_peak_gflops": peak / 1e9,
+        "metric_reference_gflop": ours_flops / 1e9,
+        "metric_reference_floor_seconds": ours_flops / peak,
+        "reference_speedup_ceiling": release["seconds"] * peak / ours_flops,
+        "batched_pll_gflop": pll_flops / 1e9,
+        "batched_pll_floor_seconds": pll_flops / peak,
+        "pll_speedup_ceiling": slow_pll["seconds"] * peak / pll_flops,
     }
     for key, value in figures.items():
         print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
