@@ -55,12 +55,18 @@ def training_stories(data_dir: pathlib.Path, annotations) -> list[str]:
 
 
 def build_pairs(
-    stories_file: pathlib.Path, negatives: int, seed: int, num_proc: int | None
+    stories_file: pathlib.Path, negatives: int, seed: int, num_proc: int | None, related_donors: int = 0
 ) -> datasets.Dataset:
     """``negatives`` corrupted copies of each story (seeds seed, seed+1, ...), each with its human row."""
     stories = load_stories(str(stories_file))
     parts = [
-        build_union_dataset(stories, normalization=ROC_STORIES, seed=seed + k, num_proc=num_proc)
+        build_union_dataset(
+            stories,
+            normalization=ROC_STORIES,
+            seed=seed + k,
+            num_proc=num_proc,
+            related_donors=related_donors,
+        )
         for k in range(negatives)
     ]
     return datasets.concatenate_datasets(parts) if len(parts) > 1 else parts[0]
@@ -75,6 +81,13 @@ def main() -> None:
     parser.add_argument("--epochs", type=float, default=2.0)
     parser.add_argument("--negatives", type=int, default=1, help="corrupted copies per human story")
     parser.add_argument("--reconstruction-weight", type=float, default=0.1)
+    parser.add_argument(
+        "--related-donors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="sentence substitution draws from each story's N keyword neighbours (0: any story)",
+    )
     parser.add_argument("--learning-rate", type=float, default=5e-5)
     parser.add_argument("--batch-size", type=int, default=10)
     parser.add_argument("--seed", type=int, default=42)
@@ -94,7 +107,7 @@ def main() -> None:
     print(f"training stories: {len(stories)} (annotated contexts left out)")
 
     start = time.perf_counter()
-    pairs = build_pairs(stories_file, args.negatives, args.seed, args.num_proc)
+    pairs = build_pairs(stories_file, args.negatives, args.seed, args.num_proc, args.related_donors)
     pairs.save_to_disk(str(out / "pairs"))
     print(f"pairs: {len(pairs)} built in {time.perf_counter() - start:.0f} s")
 

@@ -282,3 +282,18 @@ def test_keyword_draws_follow_corpus_frequency():
     assert table.draw("NN", StoryRandom(0, 0), exclude="cat") in ("dog", "cow")
     assert table.draw("VB", StoryRandom(0, 0), exclude="x") is None
     assert KeywordTable.from_counts({("JJ", "red"): 2}).draw("JJ", StoryRandom(0, 0), exclude="red") is None
+
+
+def test_related_substitution_draws_the_donor_among_the_related_rows(lexicon, ctx):
+    # As the sentence-substitution test, but the donor row is related[int(0 * 1)] = 2, a
+    # story the uniform draw (row int(0 * 3) = 0, the story itself) would not give.
+    third = ["[MALE] lost his keys .", "he looked everywhere .", "they were in his coat .", "a", "b"]
+    ctx.donors = ListDonors(
+        [(7, as_story(lexicon, STORY)), (8, as_story(lexicon, DONOR)), (9, as_story(lexicon, third))]
+    )
+    ctx.related = [2]
+    rng = ScriptedRandom([0.0, 0.3, 0.0, 0.5, 0.0, 0.0, 0.0])
+    story, name = substitute(as_story(lexicon, STORY), rng, ctx)
+    assert name == "substitution:related"
+    assert text_of(story) == [STORY[0], STORY[1], third[2], third[1], STORY[4]]
+    assert rng.unused == 0

@@ -64,6 +64,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--min-sentences", type=int, default=3, help="skip shorter stories (default: 3)")
     parser.add_argument(
+        "--related-donors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="draw sentence-substitution donors among each story's N keyword neighbours (harder "
+        "negatives, our addition); 0 = any story of the corpus, as UNION does (default: 0)",
+    )
+    parser.add_argument(
         "--tagger", choices=["auto", "nltk", "heuristic"], default="auto", help="POS tagger (default: auto)"
     )
     parser.add_argument(
@@ -103,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         num_proc=args.num_proc,
         batch_size=args.batch_size,
         min_sentences=args.min_sentences,
+        related_donors=args.related_donors,
         lexicon=Lexicon(tagger=args.tagger, wordnet=args.wordnet, conceptnet=args.conceptnet),
     )
     summary = read_summary(dataset)

@@ -11,7 +11,8 @@ ROCStories), as in the technique table of the UNION paper (see REFERENCE.md):
   sentences; (30 %): ``L // 2`` times an n-gram (n uniform in 1..4) of a later sentence is
   duplicated in place (``a b c`` -> ``a b b c``), final punctuation excluded;
 * substitution (50 %): k ~ U{1..L-1} later sentences replaced by sentences of another
-  story of the corpus; (50 %): m ~ U{1..max(1, floor(.15 K))} of the K keywords replaced,
+  story of the corpus (with ``CorruptionContext.related`` set, a story among its keyword
+  neighbours, :mod:`training.related_stories`: an addition of ours, off by default); (50 %): m ~ U{1..max(1, floor(.15 K))} of the K keywords replaced,
   by an antonym when one is known, else by a keyword with the same POS tag drawn by corpus
   frequency;
 * reordering: k ~ U{2..L-1} later sentences permuted, redrawn until the order changed;
@@ -149,6 +150,7 @@ class CorruptionContext:
     keywords: KeywordTable
     donors: DonorPool
     story_index: int
+    related: Sequence[int] | None = None  # donor rows to draw from instead of the whole pool
 
 
 Technique = Callable[[list[Sentence], StoryRandom, CorruptionContext], tuple[list[Sentence], str] | None]
@@ -208,10 +210,12 @@ def _substitute_sentences(
     later = list(range(1, len(story)))
     k = rng.between(1, len(later))
     donor: list[Sentence] | None = None
+    related = ctx.related
     for _ in range(MAX_RETRIES):
         if len(ctx.donors) == 0:
             break
-        index, sentences = ctx.donors.story(rng.index(len(ctx.donors)))
+        row = related[rng.index(len(related))] if related else rng.index(len(ctx.donors))
+        index, sentences = ctx.donors.story(row)
         if index != ctx.story_index and len(sentences) > 1:
             donor = sentences
             break
@@ -222,7 +226,7 @@ def _substitute_sentences(
     story = _copy(story)
     for target, source in zip(rng.sample(later, k), rng.sample(donor_later, k), strict=True):
         story[target] = (list(donor[source][0]), list(donor[source][1]))
-    return story, "substitution:sentence"
+    return story, "substitution:related" if related else "substitution:sentence"
 
 
 def _substitute_words(

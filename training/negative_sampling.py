@@ -6,7 +6,8 @@ other ``datasets`` transform:
 1. normalise (``metrics/union/story_text.py``, the same code the ``union`` metric applies
    when scoring) and POS-tag every story; mark the ones to skip and why;
 2. count keywords by POS over the kept stories (deterministic, in the main process): the
-   frequency table of word-level substitution;
+   frequency table of word-level substitution; with ``related_donors`` also each story's
+   keyword neighbours (:mod:`training.related_stories`), the donors of sentence substitution;
 3. corrupt each kept story with its own random stream (seeded by ``seed`` and the story's
    row), emitting the human row and the corrupted row.
 
@@ -30,7 +31,7 @@ from datasets.fingerprint import Hasher
 from metrics.union import story_text
 from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, StoryNormalization, remove_invisible
 
-from . import corruptions, morphology, negation, pos_heuristic
+from . import corruptions, morphology, negation, pos_heuristic, related_stories
 from . import lexicon as lexicon_module
 from .corruptions import CorruptionContext, KeywordTable, Sentence, StoryRandom, corrupt
 from .lexicon import Lexicon
@@ -131,6 +132,21 @@ def count_keywords(prepared: datasets.Dataset, lexicon: Lexicon, batch_size: int
     return KeywordTable.from_counts(dict(counts))
 
 
+def find_related(prepared: datasets.Dataset, lexicon: Lexicon, n: int) -> dict[int, list[int]]:
+    """``story_index`` -> rows of ``prepared`` holding its ``n`` keyword neighbours."""
+    columns = prepared.select_columns(["story_index", "sentences", "tags"])
+    pairs = (
+        [
+            (word, tag)
+            for s, t in zip(sentences, tags, strict=True)
+            for word, tag in zip(s.split(" "), t, strict=True)
+        ]
+        for sentences, tags in zip(columns["sentences"], columns["tags"], strict=True)
+    )
+    neighbours = related_stories.nearest_stories(related_stories.keyword_sets(pairs, lexicon.is_keyword), n)
+    return dict(zip(columns["story_index"], neighbours, strict=True))
+
+
 def corrupt_batch(
     batch: dict[str, list],
     *,
@@ -138,11 +154,18 @@ def corrupt_batch(
     lexicon: Lexicon,
     keywords: KeywordTable,
     donors: DatasetDonors,
+    related: dict[int, list[int]] | None = None,
 ) -> dict[str, list]:
     out: dict[str, list] = {name: [] for name in OUTPUT_FEATURES}
     for index, sentences, tags in zip(batch["story_index"], batch["sentences"], batch["tags"], strict=True):
         story = as_story(sentences, tags)
-        ctx = CorruptionContext(lexicon=lexicon, keywords=keywords, donors=donors, story_index=index)
+        ctx = CorruptionContext(
+            lexicon=lexicon,
+            keywords=keywords,
+            donors=donors,
+            story_index=index,
+            related=related.get(index) if related else None,
+        )
         corrupted, applied = corrupt(story, StoryRandom(seed, index), ctx)
         if not applied:
             continue  # counted as "uncorruptible" by the caller
@@ -163,6 +186,7 @@ def _code_fingerprint() -> str:
     modules = (
         corruptions,
         negation,
+        related_stories,
         lexicon_module,
         morphology,
         pos_heuristic,
@@ -182,6 +206,7 @@ def build_union_dataset(
     min_sentences: int = 3,
     text_column: str = "text",
     lexicon: Lexicon | None = None,
+    related_donors: int = 0,
 ) -> datasets.Dataset:
     """UNION's training rows for ``stories`` (a ``text`` column, one story per row).
 
@@ -190,7 +215,9 @@ def build_union_dataset(
     for human rows), ``story_index`` (input row). Stories with fewer than ``min_sentences``
     sentences, empty or non-text rows are skipped and counted. The output is the same for
     any ``num_proc``/``batch_size``; it depends on ``seed`` and on the lexicon resources,
-    which the summary records (:func:`read_summary`).
+    which the summary records (:func:`read_summary`). ``related_donors=N`` draws the donor of
+    sentence substitution among the N stories sharing the most keywords with the story
+    (harder negatives; 0, the default, draws from the whole corpus as UNION does).
     """
     if not isinstance(stories, datasets.Dataset):
         raise TypeError(f"stories must be a datasets.Dataset, got {type(stories).__name__}")
@@ -199,6 +226,8 @@ def build_union_dataset(
             f"stories has no column {text_column!r} (columns: {stories.column_names}); "
             "pass text_column= or load the corpus with training.corpora.load_stories"
         )
+    if related_donors < 0:
+        raise ValueError(f"related_donors must be 0 (off) or a number of neighbours, got {related_donors}")
     if min_sentences < 2:
         raise ValueError(
             f"min_sentences must be at least 2 (context + one sentence to corrupt), got {min_sentences}"
@@ -242,7 +271,8 @@ def build_union_dataset(
         out = datasets.Dataset.from_dict({name: [] for name in OUTPUT_FEATURES}, features=OUTPUT_FEATURES)
     else:
         keywords = count_keywords(kept, lexicon, batch_size)
-        fingerprint = Hasher.hash([kept._fingerprint, seed, code])
+        related = find_related(kept, lexicon, related_donors) if related_donors else None
+        fingerprint = Hasher.hash([kept._fingerprint, seed, code, related_donors])
         out = kept.map(
             corrupt_batch,
             batched=True,
@@ -250,7 +280,13 @@ def build_union_dataset(
             num_proc=num_proc,
             remove_columns=kept.column_names,
             features=OUTPUT_FEATURES,
-            fn_kwargs={"seed": seed, "lexicon": lexicon, "keywords": keywords, "donors": DatasetDonors(kept)},
+            fn_kwargs={
+                "seed": seed,
+                "lexicon": lexicon,
+                "keywords": keywords,
+                "donors": DatasetDonors(kept),
+                "related": related,
+            },
             new_fingerprint=fingerprint,
             desc="Corrupting stories",
         )
@@ -258,6 +294,7 @@ def build_union_dataset(
     if uncorruptible:
         skipped["uncorruptible"] = uncorruptible
     summary = _summary(stories, out, skipped, normalization, lexicon, seed, min_sentences)
+    summary["related_donors"] = related_donors
     out.info.description = json.dumps(summary, sort_keys=True)
     logger.info("UNION training set built: %s", json.dumps(summary, sort_keys=True))
     return out
