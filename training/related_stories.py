@@ -11,7 +11,7 @@ keyword sets (a keyword counts once per story), computed as sparse products in c
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 from datasets.utils import tqdm
@@ -19,7 +19,9 @@ from datasets.utils import tqdm
 CHUNK_ROWS = 256
 
 
-def keyword_sets(stories: Iterable[Sequence[tuple[str, str]]], is_keyword) -> list[set[str]]:
+def keyword_sets(
+    stories: Iterable[Sequence[tuple[str, str]]], is_keyword: Callable[[str, str], bool]
+) -> list[set[str]]:
     """Lower-cased keywords of each story, from its ``(word, tag)`` pairs."""
     return [{word.lower() for word, tag in pairs if is_keyword(word, tag)} for pairs in stories]
 
