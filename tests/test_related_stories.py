@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from training.related_stories import keyword_sets, nearest_stories
+from training.related_stories import nearest_stories
 
 
 def brute_force(keywords, n):
@@ -45,8 +45,3 @@ def test_topic_neighbours_and_edge_cases():
     assert nearest_stories([{"a"}], 3) == [[]]
     with pytest.raises(ValueError, match="at least 1"):
         nearest_stories([{"a"}], 0)
-
-
-def test_keyword_sets_are_lower_cased_keywords_only():
-    pairs = [[("Dog", "NN"), ("the", "DT"), ("ran", "VBD")], [("dog", "NN")]]
-    assert keyword_sets(pairs, lambda word, tag: tag != "DT") == [{"dog", "ran"}, {"dog"}]

@@ -12,8 +12,8 @@ ROCStories), as in the technique table of the UNION paper (see REFERENCE.md):
   duplicated in place (``a b c`` -> ``a b b c``), final punctuation excluded;
 * substitution (50 %): k ~ U{1..L-1} later sentences replaced by sentences of another
   story of the corpus (with ``CorruptionContext.related`` set, a story among its keyword
-  neighbours, :mod:`training.related_stories`: an addition of ours, off by default); (50 %): m ~ U{1..max(1, floor(.15 K))} of the K keywords replaced,
-  by an antonym when one is known, else by a keyword with the same POS tag drawn by corpus
+  neighbours, :mod:`training.related_stories`: an addition of ours, off by default);
+  (50 %): m ~ U{1..max(1, floor(.15 K))} of the K keywords replaced, by an antonym when one is known, else by a keyword with the same POS tag drawn by corpus
   frequency;
 * reordering: k ~ U{2..L-1} later sentences permuted, redrawn until the order changed;
 * negation: k ~ U{1..L-1} later sentences (among those a rule applies to) negated, see

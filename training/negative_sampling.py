@@ -23,6 +23,7 @@ import json
 import logging
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import datasets
@@ -120,31 +121,33 @@ class DatasetDonors:
         return record["story_index"], as_story(record["sentences"], record["tags"])
 
 
+def story_keywords(
+    sentences: list[str], tags: list[list[str]], lexicon: Lexicon
+) -> Iterator[tuple[str, str]]:
+    """``(tag, lower-cased word)`` of every keyword occurrence in a prepared story."""
+    for sentence, sentence_tags in zip(sentences, tags, strict=True):
+        for word, tag in zip(sentence.split(" "), sentence_tags, strict=True):
+            if lexicon.is_keyword(word, tag):
+                yield tag, word.lower()
+
+
 def count_keywords(prepared: datasets.Dataset, lexicon: Lexicon, batch_size: int = 1000) -> KeywordTable:
     """Keyword counts by POS tag over the whole (kept) corpus, all sentences included."""
     counts: Counter[tuple[str, str]] = Counter()
     for batch in prepared.select_columns(["sentences", "tags"]).iter(batch_size=batch_size):
         for sentences, tags in zip(batch["sentences"], batch["tags"], strict=True):
-            for sentence, sentence_tags in zip(sentences, tags, strict=True):
-                for word, tag in zip(sentence.split(" "), sentence_tags, strict=True):
-                    if lexicon.is_keyword(word, tag):
-                        counts[(tag, word.lower())] += 1
+            counts.update(story_keywords(sentences, tags, lexicon))
     return KeywordTable.from_counts(dict(counts))
 
 
 def find_related(prepared: datasets.Dataset, lexicon: Lexicon, n: int) -> dict[int, list[int]]:
     """``story_index`` -> rows of ``prepared`` holding its ``n`` keyword neighbours."""
     columns = prepared.select_columns(["story_index", "sentences", "tags"])
-    pairs = (
-        [
-            (word, tag)
-            for s, t in zip(sentences, tags, strict=True)
-            for word, tag in zip(s.split(" "), t, strict=True)
-        ]
+    keywords = [
+        {word for _, word in story_keywords(sentences, tags, lexicon)}
         for sentences, tags in zip(columns["sentences"], columns["tags"], strict=True)
-    )
-    neighbours = related_stories.nearest_stories(related_stories.keyword_sets(pairs, lexicon.is_keyword), n)
-    return dict(zip(columns["story_index"], neighbours, strict=True))
+    ]
+    return dict(zip(columns["story_index"], related_stories.nearest_stories(keywords, n), strict=True))
 
 
 def corrupt_batch(
@@ -293,8 +296,7 @@ def build_union_dataset(
     uncorruptible = len(kept) - len(out) // 2
     if uncorruptible:
         skipped["uncorruptible"] = uncorruptible
-    summary = _summary(stories, out, skipped, normalization, lexicon, seed, min_sentences)
-    summary["related_donors"] = related_donors
+    summary = _summary(stories, out, skipped, normalization, lexicon, seed, min_sentences, related_donors)
     out.info.description = json.dumps(summary, sort_keys=True)
     logger.info("UNION training set built: %s", json.dumps(summary, sort_keys=True))
     return out
@@ -308,6 +310,7 @@ def _summary(
     lexicon: Lexicon,
     seed: int,
     min_sentences: int,
+    related_donors: int,
 ) -> dict[str, Any]:
     applied = [names for names, label in zip(out["corruptions"], out["label"], strict=True) if label == 0]
     return {
@@ -321,6 +324,7 @@ def _summary(
         },
         "seed": seed,
         "min_sentences": min_sentences,
+        "related_donors": related_donors,
         CONFIG_KEY: normalization.to_dict(),
         "lexicon": lexicon.describe(),
     }

@@ -11,19 +11,12 @@ keyword sets (a keyword counts once per story), computed as sparse products in c
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 
 import torch
 from datasets.utils import tqdm
 
 CHUNK_ROWS = 256
-
-
-def keyword_sets(
-    stories: Iterable[Sequence[tuple[str, str]]], is_keyword: Callable[[str, str], bool]
-) -> list[set[str]]:
-    """Lower-cased keywords of each story, from its ``(word, tag)`` pairs."""
-    return [{word.lower() for word, tag in pairs if is_keyword(word, tag)} for pairs in stories]
 
 
 def nearest_stories(keywords: Sequence[set[str]], n: int) -> list[list[int]]:
