@@ -1,5 +1,6 @@
 """Keyword neighbours (the donors of related-story substitution) against a brute-force cosine."""
 
+import functools
 import math
 import random
 
@@ -9,20 +10,31 @@ from training.related_stories import nearest_stories
 
 
 def brute_force(keywords, n):
-    """Textbook idf-weighted cosine over every pair, sorted by (-score, index)."""
+    """Textbook idf-weighted cosine over every pair, best first; scores within 1e-12 tie and go by index.
+
+    The tolerance matters: equal cosines summed in another order differ in the last bits, and
+    set order (hence summation order) changes with PYTHONHASHSEED.
+    """
     documents = len(keywords)
     df = {w: sum(w in k for k in keywords) for w in set().union(*keywords)}
     idf = {w: math.log(documents / d) + 1 for w, d in df.items()}
 
     def cosine(a, b):
-        shared = sum(idf[w] ** 2 for w in a & b)
-        norm = math.sqrt(sum(idf[w] ** 2 for w in a)) * math.sqrt(sum(idf[w] ** 2 for w in b))
+        shared = math.fsum(idf[w] ** 2 for w in a & b)
+        norm = math.sqrt(math.fsum(idf[w] ** 2 for w in a)) * math.sqrt(math.fsum(idf[w] ** 2 for w in b))
         return shared / norm if norm else 0.0
+
+    def better_first(x, y):
+        (score_x, index_x), (score_y, index_y) = x, y
+        if abs(score_x - score_y) > 1e-12:
+            return -1 if score_x > score_y else 1
+        return index_x - index_y
 
     out = []
     for i, mine in enumerate(keywords):
-        scored = sorted((-cosine(mine, other), j) for j, other in enumerate(keywords) if j != i)
-        out.append([j for score, j in scored[:n] if score < 0])
+        scored = [(cosine(mine, other), j) for j, other in enumerate(keywords) if j != i]
+        ranked = sorted(scored, key=functools.cmp_to_key(better_first))
+        out.append([j for score, j in ranked[:n] if score > 0])
     return out
 
 
