@@ -180,3 +180,32 @@ def test_a_debian_copy_on_the_nltk_path_is_not_mistaken_for_nltks_download(tmp_p
         nltk_resources.nltk_wordnet.cache_clear()
     assert source in {"nltk", "debian"}
     assert reader.morphy("went", "v") == "go"
+
+
+@pytest.mark.skipif(not (DEBIAN / "data.noun").is_file(), reason="Debian's wordnet-base is not installed")
+def test_the_debian_copy_is_never_seen_half_written(tmp_path):
+    # datasets.map workers make the copy at the same moment; an in-place copy let one worker
+    # read a file another was still writing (NLTK then found no synset at a valid offset).
+    import threading
+
+    target = tmp_path / "corpora" / "wordnet" / "data.noun"
+    full = (DEBIAN / "data.noun").stat().st_size
+    seen: set[int] = set()
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            try:
+                seen.add(target.stat().st_size)
+            except FileNotFoundError:
+                pass
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        nltk_resources.debian_wordnet_root(DEBIAN, tmp_path)
+    finally:
+        done.set()
+        watcher.join()
+    assert seen <= {full}
+    assert not [p.name for p in target.parent.iterdir() if p.name.startswith(".")]  # no temporary left

@@ -19,7 +19,7 @@ import functools
 import logging
 import os
 import pathlib
-import shutil
+import tempfile
 import warnings
 from typing import Any
 
@@ -122,11 +122,28 @@ def debian_wordnet_root(
     for name in WORDNET_FILES:  # copies: NLTK refuses links that resolve outside its data path
         copy = target / name
         if not copy.is_file() or copy.stat().st_size != (source / name).stat().st_size:
-            shutil.copyfile(source / name, copy)
+            _replace_atomically(copy, (source / name).read_bytes())
     lexnames = target / "lexnames"
     if not lexnames.exists() or lexnames.read_text() != lexnames_text():
-        lexnames.write_text(lexnames_text())
+        _replace_atomically(lexnames, lexnames_text().encode())
     return data_root
+
+
+def _replace_atomically(path: pathlib.Path, content: bytes) -> None:
+    """Write a sibling temporary file, then rename it over ``path``.
+
+    ``datasets.map`` workers make the copy at the same moment: an in-place copy let one
+    worker read a file that another was truncating (NLTK then finds no synset at a valid
+    offset). A rename is atomic, so a reader sees the old file or the whole new one.
+    """
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+        os.replace(temporary, path)
+    except BaseException:
+        pathlib.Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 class _DebianWordNet(WordNetCorpusReader):
