@@ -202,6 +202,26 @@ def test_arguments_from_a_json_file(tmp_path):
     assert (args.per_device_train_batch_size, args.max_grad_norm, model_args.max_length) == (10, 1.0, 200)
 
 
+@pytest.mark.parametrize("from_json", [False, True])
+def test_accelerate_launch_cpu_keeps_the_batches_on_the_cpu_of_a_gpu_machine(
+    tmp_path, monkeypatch, from_json
+):
+    # `accelerate launch --cpu` sets ACCELERATE_USE_CPU; TrainingArguments alone would still
+    # send batches to the GPU while the model stays on the CPU (seen on an H100).
+    monkeypatch.setenv("ACCELERATE_USE_CPU", "True")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    options = {"dataset": "pairs.jsonl", "output_dir": str(tmp_path / "o")}
+    argv = [f"--{key}={value}" for key, value in options.items()]
+    if from_json:
+        (tmp_path / "run.json").write_text(json.dumps(options))
+        argv = [str(tmp_path / "run.json")]
+    parser = train_union.HfArgumentParser(
+        (train_union.ModelArguments, train_union.DataArguments, train_union.UnionTrainingArguments)
+    )
+    *_, args = train_union.parse_arguments(parser, argv)
+    assert args.use_cpu and args.device.type == "cpu"
+
+
 def test_held_out_split_keeps_pairs_together_and_is_seeded(tmp_path):
     write_pairs(tmp_path / "p.jsonl", 30)
     pairs = datasets.load_dataset("json", data_files=str(tmp_path / "p.jsonl"), split="train")

@@ -18,6 +18,7 @@ records the text normalisation, its tokenizer, and a model card with the run's r
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -156,10 +157,22 @@ class UnionTrainingArguments(TrainingArguments):
 
 
 def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tuple[Any, ...]:
-    """Command-line flags, or a single ``.json`` file holding them."""
+    """Command-line flags, or a single ``.json`` file holding them.
+
+    ``accelerate launch --cpu`` on a machine with a GPU puts the model on the CPU, but
+    ``TrainingArguments`` still picks the GPU for the batches unless ``use_cpu`` is set (a crash
+    in the first embedding lookup); the launcher's choice is passed on as ``use_cpu``.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
+    launched_on_cpu = os.environ.get("ACCELERATE_USE_CPU", "").strip().lower() in ("1", "true", "yes", "on")
     if len(argv) == 1 and argv[0].endswith(".json"):
-        return parser.parse_json_file(json_file=os.path.abspath(argv[0]))
+        with open(argv[0], encoding="utf-8") as handle:
+            options = json.load(handle)
+        if launched_on_cpu:
+            options.setdefault("use_cpu", True)
+        return parser.parse_dict(options)
+    if launched_on_cpu and not any(arg.split("=")[0] == "--use_cpu" for arg in argv):
+        argv += ["--use_cpu", "true"]
     return parser.parse_args_into_dataclasses(args=argv)
 
 
