@@ -209,3 +209,32 @@ def test_the_debian_copy_is_never_seen_half_written(tmp_path):
         watcher.join()
     assert seen <= {full}
     assert not [p.name for p in target.parent.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def _look_up_adjectives(cache_dir: str, words: tuple[str, ...]) -> None:
+    """What a ``datasets.map`` worker does: look words up with the reader its parent made."""
+    reader = nltk_resources.debian_wordnet(str(DEBIAN), cache_dir)  # lru_cache: the parent's
+    for word in words:
+        assert reader.synsets(word, "a")
+
+
+@pytest.mark.skipif(not (DEBIAN / "data.noun").is_file(), reason="Debian's wordnet-base is not installed")
+def test_a_forked_worker_does_not_move_the_parents_wordnet_reads(tmp_path):
+    # datasets.map(num_proc=2) forks workers from a process whose reader has data.adj open (NLTK
+    # opens it while the reader is made). NLTK reads a synset by seek(offset), then readline();
+    # with the open file (and its position) shared, another process's lookup in between moved
+    # the read: "No WordNet synset found" at valid offsets. Here a worker's lookup falls between
+    # the two halves of one in the parent.
+    import multiprocessing
+
+    reader = nltk_resources.debian_wordnet(str(DEBIAN), str(tmp_path))
+    offset = reader.synsets("good", "a")[0].offset()
+    data = reader._data_file("a")  # the file NLTK's adjective lookups read
+    data.seek(offset)  # first half of a lookup ...
+    worker = multiprocessing.get_context("fork").Process(
+        target=_look_up_adjectives, args=(str(tmp_path), ("cold", "hard", "quiet"))
+    )
+    worker.start()
+    worker.join()
+    assert worker.exitcode == 0
+    assert data.readline().startswith(f"{offset:08d} ")  # ... second half: still the line asked for

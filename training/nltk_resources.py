@@ -21,6 +21,7 @@ import os
 import pathlib
 import tempfile
 import warnings
+import weakref
 from typing import Any
 
 import nltk
@@ -45,6 +46,25 @@ LEXNAMES = (
 ).split()
 _LEX_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 _warned: set[str] = set()
+# Every reader handed out here, so a forked child can drop the files its parent opened.
+_readers: weakref.WeakSet[WordNetCorpusReader] = weakref.WeakSet()
+
+
+def _drop_inherited_data_files() -> None:
+    """In a forked child, close the WordNet data files the parent opened; each reopens on use.
+
+    NLTK reads a synset with ``seek(offset)`` then ``readline()`` on one cached file per POS,
+    and opens ``data.adj`` while the reader is made. A forked process shares an open file's
+    position with its parent and siblings, so ``datasets.map(num_proc>1)`` workers moved each
+    other's reads: "No WordNet synset found" at valid offsets, then a ``None`` synset.
+    """
+    for reader in _readers:
+        for handle in reader._data_file_map.values():
+            handle.close()  # this process's descriptor only; the parent's stays open
+        reader._data_file_map.clear()
+
+
+os.register_at_fork(after_in_child=_drop_inherited_data_files)
 
 
 def warn_once(key: str, message: str) -> None:
@@ -101,6 +121,7 @@ def nltk_wordnet() -> Any | None:
         # What NLTK found is not a complete download: e.g. the copy of Debian's files that
         # debian_wordnet() put on nltk.data.path, which lacks the sense index NLTK's reader needs.
         return None
+    _readers.add(wordnet)
     return wordnet
 
 
@@ -169,7 +190,9 @@ def debian_wordnet(debian_dir: str, cache_dir: str | None = None) -> Any | None:
         nltk.data.path.append(str(data_root))
     with warnings.catch_warnings():  # "multilingual functions are not available": expected, no OMW
         warnings.simplefilter("ignore", UserWarning)
-        return _DebianWordNet(str(data_root / "corpora" / "wordnet"), None)
+        reader = _DebianWordNet(str(data_root / "corpora" / "wordnet"), None)
+    _readers.add(reader)
+    return reader
 
 
 def find_wordnet(preference: str = "auto", debian_dir: str = DEBIAN_WORDNET_DIR) -> tuple[Any | None, str]:
