@@ -76,8 +76,8 @@ def main() -> None:
 
     run = json.loads((args.run_dir / "run.json").read_text())
     pairs = datasets.load_from_disk(str(args.run_dir / "pairs"))
-    split_seed = run["seed"] if run.get("train_seed") is None else run["train_seed"]  # training's seed
-    _, held_out = split_held_out(pairs, args.validation_fraction, split_seed)
+    # training's seed (runs recorded before --train-seed existed trained with --seed)
+    _, held_out = split_held_out(pairs, args.validation_fraction, run.get("train_seed", run["seed"]))
     if held_out is None:
         parser.error("--validation-fraction 0 holds nothing out")
     device = "cuda" if torch.cuda.is_available() else "cpu"

@@ -135,6 +135,8 @@ def main() -> None:
 
     if args.encoder is None:
         args.encoder = minilm_path()
+    if args.train_seed is None:
+        args.train_seed = args.seed
     out = args.output_dir
     out.mkdir(parents=True, exist_ok=True)
     annotations = read_annotations(args.data_dir / "ant_data.txt", args.data_dir / "ant_data_all.txt")
@@ -165,7 +167,7 @@ def main() -> None:
         "--reconstruction_weight", str(args.reconstruction_weight),
         "--learning_rate", str(args.learning_rate),
         "--per_device_train_batch_size", str(args.batch_size),
-        "--seed", str(args.seed if args.train_seed is None else args.train_seed),
+        "--seed", str(args.train_seed),
         "--save_strategy", "no",
         "--logging_steps", "100",
         "--report_to", "none",

@@ -184,8 +184,7 @@ def test_a_debian_copy_on_the_nltk_path_is_not_mistaken_for_nltks_download(tmp_p
 
 @pytest.mark.skipif(not (DEBIAN / "data.noun").is_file(), reason="Debian's wordnet-base is not installed")
 def test_the_debian_copy_is_never_seen_half_written(tmp_path):
-    # datasets.map workers make the copy at the same moment; an in-place copy let one worker
-    # read a file another was still writing (NLTK then found no synset at a valid offset).
+    # Processes making the copy at the same moment must never see a half-written file.
     import threading
 
     target = tmp_path / "corpora" / "wordnet" / "data.noun"

@@ -153,9 +153,10 @@ def debian_wordnet_root(
 def _replace_atomically(path: pathlib.Path, content: bytes) -> None:
     """Write a sibling temporary file, then rename it over ``path``.
 
-    ``datasets.map`` workers make the copy at the same moment: an in-place copy let one
-    worker read a file that another was truncating (NLTK then finds no synset at a valid
-    offset). A rename is atomic, so a reader sees the old file or the whole new one.
+    Processes that make the copy at the same moment (``datasets.map`` workers, parallel
+    jobs) must never see each other's half-written files; a rename is atomic, so a reader
+    sees the old file or the whole new one. (The "no synset at a valid offset" crash with
+    ``num_proc > 1`` had another cause: see ``_drop_inherited_data_files``.)
     """
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:

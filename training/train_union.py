@@ -31,6 +31,7 @@ from typing import Any
 import datasets
 import numpy as np
 import transformers
+from accelerate.utils import parse_flag_from_env
 from huggingface_hub import EvalResult
 from scipy import stats
 from transformers import AutoTokenizer, HfArgumentParser, Trainer, TrainingArguments, set_seed
@@ -164,7 +165,7 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
     in the first embedding lookup); the launcher's choice is passed on as ``use_cpu``.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    launched_on_cpu = os.environ.get("ACCELERATE_USE_CPU", "").strip().lower() in ("1", "true", "yes", "on")
+    launched_on_cpu = parse_flag_from_env("ACCELERATE_USE_CPU")  # what `accelerate launch --cpu` sets
     if len(argv) == 1 and argv[0].endswith(".json"):
         with open(argv[0], encoding="utf-8") as handle:
             options = json.load(handle)
