@@ -37,6 +37,7 @@ import evaluate  # noqa: E402
 from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown  # noqa: E402
 from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
 from metrics.union.story_text import ROC_STORIES  # noqa: E402
+from training.build_union_data import technique_probs_argument  # noqa: E402
 from training.corpora import load_stories  # noqa: E402
 from training.negative_sampling import build_union_dataset  # noqa: E402
 
@@ -62,6 +63,7 @@ def build_pairs(
     num_proc: int | None,
     related_donors: int = 0,
     cache_dir: pathlib.Path | None = None,
+    technique_probs: dict[str, float] | None = None,
 ) -> datasets.Dataset:
     """``negatives`` corrupted copies of each story (seeds seed, seed+1, ...), each with its human row.
 
@@ -72,12 +74,15 @@ def build_pairs(
     """
     stories = load_stories(str(stories_file))
     content = hashlib.sha256(stories_file.read_bytes()).hexdigest()[:16]
+    recipe = (
+        "" if technique_probs is None else "-" + "-".join(f"{k}{v:g}" for k, v in technique_probs.items())
+    )
     parts = []
     for k in range(negatives):
         part_seed = seed + k
         cached = None
         if cache_dir is not None:
-            cached = cache_dir / f"{content}-seed{part_seed}-related{related_donors}"
+            cached = cache_dir / f"{content}-seed{part_seed}-related{related_donors}{recipe}"
             if cached.is_dir():
                 parts.append(datasets.load_from_disk(str(cached)))
                 continue
@@ -87,6 +92,7 @@ def build_pairs(
             seed=part_seed,
             num_proc=num_proc,
             related_donors=related_donors,
+            technique_probs=technique_probs,
         )
         if cached is not None:
             part.save_to_disk(str(cached))
@@ -109,6 +115,13 @@ def main() -> None:
         default=0,
         metavar="N",
         help="sentence substitution draws from each story's N keyword neighbours (0: any story)",
+    )
+    parser.add_argument(
+        "--technique-probs",
+        type=technique_probs_argument,
+        default=None,
+        metavar="NAME=W,...",
+        help="corruption technique weights (default: the paper's; see training/build_union_data.py --help)",
     )
     parser.add_argument("--learning-rate", type=float, default=5e-5)
     parser.add_argument("--batch-size", type=int, default=10)
@@ -148,7 +161,13 @@ def main() -> None:
 
     start = time.perf_counter()
     pairs = build_pairs(
-        stories_file, args.negatives, args.seed, args.num_proc, args.related_donors, args.pairs_cache
+        stories_file,
+        args.negatives,
+        args.seed,
+        args.num_proc,
+        args.related_donors,
+        args.pairs_cache,
+        args.technique_probs,
     )
     pairs.save_to_disk(str(out / "pairs"))
     print(f"pairs: {len(pairs)} built in {time.perf_counter() - start:.0f} s")

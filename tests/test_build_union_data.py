@@ -62,6 +62,28 @@ def test_nothing_to_do_is_an_argument_error(capsys):
     assert "--output-dir" in capsys.readouterr().err
 
 
+def test_technique_weights_reach_the_build_and_bad_ones_are_usage_errors(tmp_path, capsys):
+    source = tmp_path / "stories.txt"
+    source.write_text("\n".join(STORY.format(name=n) for n in ("Ken", "Mary", "Tom")))
+    common = [
+        str(source),
+        "--output-dir",
+        str(tmp_path / "out"),
+        "--tagger",
+        "heuristic",
+        "--wordnet",
+        "none",
+    ]
+    assert build_union_data.main([*common, "--technique-probs", "partial_repetition=1"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["technique_probs"] == {"partial_repetition": 1.0}
+    assert set(printed["corruptions"]) == {"partial_repetition"}
+    with pytest.raises(SystemExit) as error:
+        build_union_data.main([*common, "--technique-probs", "repetition=lots"])
+    assert error.value.code == 2
+    assert "'repetition=lots' is not NAME=NUMBER" in capsys.readouterr().err
+
+
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="missing.txt"):
         build_union_data.main([str(tmp_path / "missing.txt"), "--output-dir", str(tmp_path / "o")])

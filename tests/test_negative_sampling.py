@@ -6,6 +6,7 @@ import datasets
 import pytest
 
 from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS, StoryNormalization
+from training.corruptions import TECHNIQUE_PROBS
 from training.lexicon import Lexicon
 from training.negative_sampling import (
     LABELS,
@@ -224,3 +225,17 @@ def test_related_donors_bring_sentences_of_the_same_topic_reproducibly():
     assert build(texts, related_donors=3, num_proc=2, batch_size=7).to_list() == built.to_list()
     with pytest.raises(ValueError, match="related_donors"):
         build(texts, related_donors=-1)
+
+
+def test_technique_weights_are_recorded_and_build_another_corpus():
+    texts = make_stories(12)
+    default = build(texts)
+    assert read_summary(default)["technique_probs"] == TECHNIQUE_PROBS
+    ours = build(texts, technique_probs={"partial_repetition": 1.0})
+    summary = read_summary(ours)
+    assert summary["technique_probs"] == {"partial_repetition": 1.0}
+    assert set(summary["corruptions"]) == {"partial_repetition"}
+    assert ours.to_list() != default.to_list()
+    assert build(texts, technique_probs={"partial_repetition": 1.0}, num_proc=2).to_list() == ours.to_list()
+    with pytest.raises(ValueError, match="unknown corruption technique"):
+        build(texts, technique_probs={"shuffle": 1.0})

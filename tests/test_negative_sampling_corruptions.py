@@ -12,6 +12,7 @@ from collections import Counter
 import pytest
 
 from training.corruptions import (
+    PARTIAL_REPETITION,
     SENTENCE_REPETITION_PROB,
     SENTENCE_SUBSTITUTION_PROB,
     TECHNIQUE_COUNT_PROBS,
@@ -22,8 +23,10 @@ from training.corruptions import (
     corrupt,
     draw_techniques,
     negate_sentences,
+    parse_technique_probs,
     reorder,
     repeat,
+    repeat_partially,
     substitute,
 )
 from training.lexicon import Lexicon
@@ -199,16 +202,17 @@ def test_technique_draw_follows_the_two_distributions():
     assert draw_techniques(ScriptedRandom([0.6, 0.5, 0.9])) == ["reordering", "negation"]
 
 
-def _reference_inclusion_probabilities():
+def _reference_inclusion_probabilities(probs=TECHNIQUE_PROBS):
     """P(technique among the drawn ones), by enumerating every ordered draw (slow, exact)."""
-    names = list(TECHNIQUE_PROBS)
+    names = [name for name, weight in probs.items() if weight > 0]
+    total = sum(probs.values())
     included = Counter()
     for n, p_n in TECHNIQUE_COUNT_PROBS.items():
-        for order in itertools.permutations(names, n):
-            p, left = p_n, 1.0
+        for order in itertools.permutations(names, min(n, len(names))):
+            p, left = p_n, total
             for name in order:
-                p *= TECHNIQUE_PROBS[name] / left
-                left -= TECHNIQUE_PROBS[name]
+                p *= probs[name] / left
+                left -= probs[name]
             for name in order:
                 included[name] += p
     return included
@@ -231,6 +235,82 @@ def test_technique_count_and_inclusion_distributions_match_exactly_computed_ones
     for name, p in _reference_inclusion_probabilities().items():
         assert _within(included[name], p, n), (name, included[name] / n, p)
     assert all(len(set(d)) == len(d) for d in draws)
+
+
+OURS = {"repetition": 0.1, PARTIAL_REPETITION: 0.15, "substitution": 0.25, "reordering": 0.3, "negation": 0.2}
+
+
+def test_custom_technique_weights_are_drawn_as_computed_exactly_and_weight_0_never():
+    n = 20000
+    draws = [draw_techniques(StoryRandom(0, i), OURS) for i in range(n)]
+    included = Counter(name for d in draws for name in d)
+    for name, p in _reference_inclusion_probabilities(OURS).items():
+        assert _within(included[name], p, n), (name, included[name] / n, p)
+    assert not any(PARTIAL_REPETITION in draw_techniques(StoryRandom(0, i)) for i in range(n))
+
+
+def test_the_papers_weights_in_any_key_order_draw_exactly_as_the_default(lexicon, ctx):
+    story = as_story(lexicon, STORY)
+    defaults = [corrupt(story, StoryRandom(2, i), ctx) for i in range(300)]
+    ctx.technique_probs = dict([*reversed(TECHNIQUE_PROBS.items()), (PARTIAL_REPETITION, 0.0)])
+    assert [corrupt(story, StoryRandom(2, i), ctx) for i in range(300)] == defaults
+
+
+def test_partial_repetition_splices_an_earlier_opening_onto_the_tail_where_the_tags_fit(lexicon, ctx):
+    # k = 1 + int(.6 * 2) = 2 targets, sample([1..4], 2) with zeros -> sentences 1 and 2.
+    # Sentence 1: the only source is 0 ("ken went to the park", span 5); a = 3 + int(0 * 2) = 3
+    # -> "ken went to", whose next word "the" is DT; the one DT of "he saw a big dog" is "a"
+    # (j = 2) -> "ken went to a big dog .".  Sentence 2: sources 0 and 1, int(.99 * 2) = 1, the
+    # new sentence 1 (span 6): a = 3 -> "ken went to", next word "a" (DT); "the dog was happy"
+    # has no DT after its first word, so b = 1 + int(.5 * 3) = 2 -> "was happy .".
+    rng = ScriptedRandom([0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.99, 0.0, 0.5])
+    story, name = repeat_partially(as_story(lexicon, STORY), rng, ctx)
+    assert name == PARTIAL_REPETITION
+    assert text_of(story) == [STORY[0], "ken went to a big dog .", "ken went to was happy .", STORY[3], STORY[4]]
+    assert rng.unused == 0
+    assert story[1][1] == lexicon.tag("ken went to".split()) + lexicon.tag("a big dog .".split())
+
+
+def test_partial_repetition_alone_opens_later_sentences_like_earlier_ones(lexicon, ctx):
+    story = as_story(lexicon, STORY)
+    ctx.technique_probs = {PARTIAL_REPETITION: 1.0}
+    for i in range(200):
+        corrupted, names = corrupt(story, StoryRandom(4, i), ctx)
+        assert names == [PARTIAL_REPETITION]
+        texts = [tokens for tokens, _ in corrupted]
+        assert texts[0] == story[0][0]
+        changed = [t for t in range(1, 5) if texts[t] != story[t][0]]
+        assert 1 <= len(changed) <= 2
+        for t in changed:
+            tail_ok = any(texts[t][-len(story[t][0][b:]) :] == story[t][0][b:] for b in range(1, 5))
+            opened = any(
+                texts[t][:a] == texts[s][:a] and 2 * a >= len(texts[s]) - 1
+                for s in range(t)
+                for a in range(1, len(texts[s]))
+            )
+            assert tail_ok and opened, (i, texts)
+        assert all(len(tokens) == len(tags) for tokens, tags in corrupted)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("repetition=x", "'repetition=x' is not NAME=NUMBER"),
+        ("repetition", "'repetition' is not NAME=NUMBER"),
+        ("shuffle=1", r"unknown corruption technique\(s\) \['shuffle'\]"),
+        ("repetition=-1", "repetition=-1.0 must be a finite number >= 0"),
+        ("repetition=nan", "repetition=nan must be"),
+        ("repetition=0,negation=0", "at least one technique needs a positive weight"),
+    ],
+)
+def test_bad_technique_weights_are_rejected_naming_the_item(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_technique_probs(text)
+
+
+def test_technique_weights_parse_in_the_techniques_order():
+    parsed = parse_technique_probs("negation=0.2, partial_repetition=1,repetition=.5")
+    assert list(parsed.items()) == [("repetition", 0.5), ("negation", 0.2), (PARTIAL_REPETITION, 1.0)]
 
 
 def test_corrupt_applies_cumulatively_with_the_variant_split_and_never_touches_sentence_0(lexicon, ctx):

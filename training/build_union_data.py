@@ -22,6 +22,7 @@ import sys
 
 from metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
 from training.corpora import LOCAL_SUFFIXES, ROC_STORIES_HUB_ID, WRITING_PROMPTS_HUB_ID, load_stories
+from training.corruptions import parse_technique_probs
 from training.lexicon import Lexicon
 from training.negative_sampling import build_union_dataset, read_summary
 
@@ -72,6 +73,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "negatives, our addition); 0 = any story of the corpus, as UNION does (default: 0)",
     )
     parser.add_argument(
+        "--technique-probs",
+        type=technique_probs_argument,
+        default=None,
+        metavar="NAME=W,...",
+        help="technique weights replacing the paper's repetition=0.1,substitution=0.3,reordering=0.4,"
+        "negation=0.2 (left out: 0); partial_repetition is our addition",
+    )
+    parser.add_argument(
         "--tagger", choices=["auto", "nltk", "heuristic"], default="auto", help="POS tagger (default: auto)"
     )
     parser.add_argument(
@@ -90,6 +99,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if not args.output_dir and not args.push_to_hub:
         parser.error("nothing to do: give --output-dir and/or --push-to-hub")
     return args
+
+
+def technique_probs_argument(text: str) -> dict[str, float]:
+    """argparse ``type=`` for ``--technique-probs``: the parse error becomes the usage message."""
+    try:
+        return parse_technique_probs(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def choose_normalization(name: str, source: str) -> StoryNormalization:
@@ -112,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         batch_size=args.batch_size,
         min_sentences=args.min_sentences,
         related_donors=args.related_donors,
+        technique_probs=args.technique_probs,
         lexicon=Lexicon(tagger=args.tagger, wordnet=args.wordnet, conceptnet=args.conceptnet),
     )
     summary = read_summary(dataset)

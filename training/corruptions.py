@@ -17,7 +17,11 @@ ROCStories), as in the technique table of the UNION paper (see REFERENCE.md):
   frequency;
 * reordering: k ~ U{2..L-1} later sentences permuted, redrawn until the order changed;
 * negation: k ~ U{1..L-1} later sentences (among those a rule applies to) negated, see
-  :mod:`training.negation`.
+  :mod:`training.negation`;
+* partial repetition (an addition of ours, weight 0 in the paper's recipe): see
+  :func:`repeat_partially`. ``CorruptionContext.technique_probs`` replaces the paper's
+  technique weights (a technique of weight 0 is never drawn, so the paper's weights give
+  exactly the paper's draws).
 
 A technique that cannot change the story (no keyword, no verb, a one-story corpus) is not
 recorded; if the story came out unchanged, the unused techniques are tried in a weighted
@@ -31,8 +35,9 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from .lexicon import Lexicon
@@ -45,6 +50,7 @@ TECHNIQUE_PROBS: dict[str, float] = {
     "reordering": 0.4,
     "negation": 0.2,
 }
+PARTIAL_REPETITION = "partial_repetition"
 SENTENCE_REPETITION_PROB = 0.7
 SENTENCE_SUBSTITUTION_PROB = 0.5
 KEYWORD_FRACTION = 0.15
@@ -151,6 +157,7 @@ class CorruptionContext:
     donors: DonorPool
     story_index: int
     related: Sequence[int] | None = None  # donor rows to draw from instead of the whole pool
+    technique_probs: Mapping[str, float] | None = None  # None: the paper's TECHNIQUE_PROBS
 
 
 Technique = Callable[[list[Sentence], StoryRandom, CorruptionContext], tuple[list[Sentence], str] | None]
@@ -193,6 +200,46 @@ def _word_span(tokens: list[str]) -> int:
     while end > 0 and tokens[end - 1] in TRAILING_PUNCTUATION:
         end -= 1
     return end
+
+
+def repeat_partially(
+    story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
+) -> tuple[list[Sentence], str] | None:
+    """k ~ U{1..max(1, (L-1)//2)} later sentences restart with the opening words of an earlier one.
+
+    Generators loop this way ("she needed to buy more . she needed to buy a new one ."), and
+    UNION's repetition (whole sentences copied, n-grams doubled in place) never shows it: the
+    target keeps its tail ``tokens[b:]`` behind the first a ~ U{ceil(span/2)..span-1} words
+    of a source drawn among the sentences before it (the context included); b is drawn
+    among the target's words 1..span-1 tagged like the source's word a (so the splice
+    mostly reads as a sentence), or among all of them if none is. ``span`` counts words
+    before the final punctuation.
+    """
+    later = list(range(1, len(story)))
+    k = rng.between(1, max(1, len(later) // 2))
+    story = _copy(story)
+    changed = False
+    for target in sorted(rng.sample(later, k)):
+        sources = [i for i in range(target) if _word_span(story[i][0]) >= 2]
+        if not sources:
+            continue
+        source_tokens, source_tags = story[sources[rng.index(len(sources))]]
+        span = _word_span(source_tokens)
+        a = rng.between((span + 1) // 2, span - 1)
+        tokens, tags = story[target]
+        target_span = _word_span(tokens)
+        # splice where the target has a word of the POS the source would have gone on with
+        fitting = [j for j in range(1, target_span) if tags[j] == source_tags[a]]
+        if fitting:
+            b = fitting[rng.index(len(fitting))]
+        else:
+            b = rng.between(1, target_span - 1) if target_span >= 2 else 0
+        new_tokens = source_tokens[:a] + tokens[b:]
+        if new_tokens == tokens:
+            continue
+        story[target] = (new_tokens, source_tags[:a] + tags[b:])
+        changed = True
+    return (story, PARTIAL_REPETITION) if changed else None
 
 
 def substitute(
@@ -301,20 +348,55 @@ TECHNIQUES: dict[str, Technique] = {
     "substitution": substitute,
     "reordering": reorder,
     "negation": negate_sentences,
+    PARTIAL_REPETITION: repeat_partially,
 }
 
 
-def draw_techniques(rng: StoryRandom) -> list[str]:
-    """n ~ TECHNIQUE_COUNT_PROBS distinct techniques, weighted by TECHNIQUE_PROBS, in draw order."""
+def check_technique_probs(probs: Mapping[str, float]) -> dict[str, float]:
+    """``probs`` as a plain dict in TECHNIQUES order, or a ValueError naming what is wrong."""
+    unknown = sorted(set(probs) - set(TECHNIQUES))
+    if unknown:
+        raise ValueError(f"unknown corruption technique(s) {unknown}; known: {list(TECHNIQUES)}")
+    for name, weight in probs.items():
+        if not (isinstance(weight, (int, float)) and math.isfinite(weight) and weight >= 0):
+            raise ValueError(f"technique weight {name}={weight!r} must be a finite number >= 0")
+    if not any(probs.values()):
+        raise ValueError(f"at least one technique needs a positive weight, got {dict(probs)}")
+    return {name: float(probs[name]) for name in TECHNIQUES if name in probs}
+
+
+def parse_technique_probs(text: str) -> dict[str, float]:
+    """``"repetition=0.1,partial_repetition=0.15,..."`` (the command-line form) as checked weights.
+
+    Techniques left out get weight 0.
+    """
+    probs: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            probs[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"technique weight {item!r} is not NAME=NUMBER") from None
+    return check_technique_probs(probs)
+
+
+def draw_techniques(rng: StoryRandom, probs: Mapping[str, float] = TECHNIQUE_PROBS) -> list[str]:
+    """n ~ TECHNIQUE_COUNT_PROBS distinct techniques, weighted by ``probs``, in draw order."""
     counts = list(TECHNIQUE_COUNT_PROBS)
     n = counts[rng.weighted([TECHNIQUE_COUNT_PROBS[c] for c in counts])]
-    return _weighted_order(rng, list(TECHNIQUE_PROBS), n)
+    return _weighted_order(rng, _active(probs), n, probs)
 
 
-def _weighted_order(rng: StoryRandom, names: list[str], n: int) -> list[str]:
+def _active(probs: Mapping[str, float]) -> list[str]:
+    return [name for name in TECHNIQUES if probs.get(name, 0) > 0]
+
+
+def _weighted_order(rng: StoryRandom, names: list[str], n: int, probs: Mapping[str, float]) -> list[str]:
     names, chosen = list(names), []
     for _ in range(min(n, len(names))):
-        chosen.append(names.pop(rng.weighted([TECHNIQUE_PROBS[name] for name in names])))
+        chosen.append(names.pop(rng.weighted([probs[name] for name in names])))
     return chosen
 
 
@@ -325,7 +407,8 @@ def corrupt(
 
     The applied list is empty only when no technique could change the story.
     """
-    drawn = draw_techniques(rng)
+    probs = TECHNIQUE_PROBS if ctx.technique_probs is None else ctx.technique_probs
+    drawn = draw_techniques(rng, probs)
     current, applied = story, []
     for name in drawn:
         result = TECHNIQUES[name](current, rng, ctx)
@@ -335,7 +418,8 @@ def corrupt(
     if _tokens(current) == _tokens(story):
         current, applied = story, []
         for name in (
-            _weighted_order(rng, [n for n in TECHNIQUE_PROBS if n not in drawn], len(TECHNIQUES)) + drawn
+            _weighted_order(rng, [n for n in _active(probs) if n not in drawn], len(TECHNIQUES), probs)
+            + drawn
         ):
             result = TECHNIQUES[name](story, rng, ctx)
             if result is not None and _tokens(result[0]) != _tokens(story):

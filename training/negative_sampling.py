@@ -23,7 +23,7 @@ import json
 import logging
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import datasets
@@ -34,7 +34,15 @@ from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, StoryNormalization
 
 from . import corruptions, morphology, negation, pos_heuristic, related_stories
 from . import lexicon as lexicon_module
-from .corruptions import CorruptionContext, KeywordTable, Sentence, StoryRandom, corrupt
+from .corruptions import (
+    TECHNIQUE_PROBS,
+    CorruptionContext,
+    KeywordTable,
+    Sentence,
+    StoryRandom,
+    check_technique_probs,
+    corrupt,
+)
 from .lexicon import Lexicon
 
 logger = logging.getLogger(__name__)
@@ -158,6 +166,7 @@ def corrupt_batch(
     keywords: KeywordTable,
     donors: DatasetDonors,
     related: dict[int, list[int]] | None = None,
+    technique_probs: dict[str, float] | None = None,
 ) -> dict[str, list]:
     out: dict[str, list] = {name: [] for name in OUTPUT_FEATURES}
     for index, sentences, tags in zip(batch["story_index"], batch["sentences"], batch["tags"], strict=True):
@@ -168,6 +177,7 @@ def corrupt_batch(
             donors=donors,
             story_index=index,
             related=related.get(index) if related else None,
+            technique_probs=technique_probs,
         )
         corrupted, applied = corrupt(story, StoryRandom(seed, index), ctx)
         if not applied:
@@ -210,6 +220,7 @@ def build_union_dataset(
     text_column: str = "text",
     lexicon: Lexicon | None = None,
     related_donors: int = 0,
+    technique_probs: Mapping[str, float] | None = None,
 ) -> datasets.Dataset:
     """UNION's training rows for ``stories`` (a ``text`` column, one story per row).
 
@@ -221,6 +232,8 @@ def build_union_dataset(
     which the summary records (:func:`read_summary`). ``related_donors=N`` draws the donor of
     sentence substitution among the N stories sharing the most keywords with the story
     (harder negatives; 0, the default, draws from the whole corpus as UNION does).
+    ``technique_probs`` replaces the paper's technique weights (``corruptions.TECHNIQUE_PROBS``),
+    e.g. to add ``partial_repetition``; None keeps the paper's.
     """
     if not isinstance(stories, datasets.Dataset):
         raise TypeError(f"stories must be a datasets.Dataset, got {type(stories).__name__}")
@@ -235,6 +248,7 @@ def build_union_dataset(
         raise ValueError(
             f"min_sentences must be at least 2 (context + one sentence to corrupt), got {min_sentences}"
         )
+    probs = None if technique_probs is None else check_technique_probs(technique_probs)
     lexicon = (lexicon or Lexicon()).resolve()
     code = _code_fingerprint()
     prepared = stories.map(
@@ -275,7 +289,7 @@ def build_union_dataset(
     else:
         keywords = count_keywords(kept, lexicon, batch_size)
         related = find_related(kept, lexicon, related_donors) if related_donors else None
-        fingerprint = Hasher.hash([kept._fingerprint, seed, code, related_donors])
+        fingerprint = Hasher.hash([kept._fingerprint, seed, code, related_donors, probs])
         out = kept.map(
             corrupt_batch,
             batched=True,
@@ -289,6 +303,7 @@ def build_union_dataset(
                 "keywords": keywords,
                 "donors": DatasetDonors(kept),
                 "related": related,
+                "technique_probs": probs,
             },
             new_fingerprint=fingerprint,
             desc="Corrupting stories",
@@ -296,7 +311,9 @@ def build_union_dataset(
     uncorruptible = len(kept) - len(out) // 2
     if uncorruptible:
         skipped["uncorruptible"] = uncorruptible
-    summary = _summary(stories, out, skipped, normalization, lexicon, seed, min_sentences, related_donors)
+    summary = _summary(
+        stories, out, skipped, normalization, lexicon, seed, min_sentences, related_donors, probs
+    )
     out.info.description = json.dumps(summary, sort_keys=True)
     logger.info("UNION training set built: %s", json.dumps(summary, sort_keys=True))
     return out
@@ -311,6 +328,7 @@ def _summary(
     seed: int,
     min_sentences: int,
     related_donors: int,
+    technique_probs: dict[str, float] | None,
 ) -> dict[str, Any]:
     applied = [names for names, label in zip(out["corruptions"], out["label"], strict=True) if label == 0]
     return {
@@ -325,6 +343,7 @@ def _summary(
         "seed": seed,
         "min_sentences": min_sentences,
         "related_donors": related_donors,
+        "technique_probs": technique_probs or dict(TECHNIQUE_PROBS),
         CONFIG_KEY: normalization.to_dict(),
         "lexicon": lexicon.describe(),
     }
