@@ -266,7 +266,13 @@ def test_partial_repetition_splices_an_earlier_opening_onto_the_tail_where_the_t
     rng = ScriptedRandom([0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.99, 0.0, 0.5])
     story, name = repeat_partially(as_story(lexicon, STORY), rng, ctx)
     assert name == PARTIAL_REPETITION
-    assert text_of(story) == [STORY[0], "ken went to a big dog .", "ken went to was happy .", STORY[3], STORY[4]]
+    assert text_of(story) == [
+        STORY[0],
+        "ken went to a big dog .",
+        "ken went to was happy .",
+        STORY[3],
+        STORY[4],
+    ]
     assert rng.unused == 0
     assert story[1][1] == lexicon.tag("ken went to".split()) + lexicon.tag("a big dog .".split())
 
