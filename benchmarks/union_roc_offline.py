@@ -70,12 +70,12 @@ def build_pairs(
     With ``cache_dir`` each seed's part is saved there and reused by later runs (a sweep
     over learning rates need not rebuild the same corpus, and a GPU machine without the
     tagger's resources can train on the corpus built here). A part is reused only if it was
-    built from the same stories.
+    built from the same stories with the same technique weights.
     """
     stories = load_stories(str(stories_file))
     content = hashlib.sha256(stories_file.read_bytes()).hexdigest()[:16]
     recipe = (
-        "" if technique_probs is None else "-" + "-".join(f"{k}{v:g}" for k, v in technique_probs.items())
+        "" if technique_probs is None else "-" + "-".join(f"{k}{v!r}" for k, v in technique_probs.items())
     )
     parts = []
     for k in range(negatives):

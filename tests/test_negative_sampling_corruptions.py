@@ -246,7 +246,8 @@ def test_custom_technique_weights_are_drawn_as_computed_exactly_and_weight_0_nev
     included = Counter(name for d in draws for name in d)
     for name, p in _reference_inclusion_probabilities(OURS).items():
         assert _within(included[name], p, n), (name, included[name] / n, p)
-    assert not any(PARTIAL_REPETITION in draw_techniques(StoryRandom(0, i)) for i in range(n))
+    with_zero = {**TECHNIQUE_PROBS, PARTIAL_REPETITION: 0.0}
+    assert not any(PARTIAL_REPETITION in draw_techniques(StoryRandom(0, i), with_zero) for i in range(n))
 
 
 def test_the_papers_weights_in_any_key_order_draw_exactly_as_the_default(lexicon, ctx):
@@ -307,11 +308,16 @@ def test_partial_repetition_alone_opens_later_sentences_like_earlier_ones(lexico
         ("repetition=-1", "repetition=-1.0 must be a finite number >= 0"),
         ("repetition=nan", "repetition=nan must be"),
         ("repetition=0,negation=0", "at least one technique needs a positive weight"),
+        ("repetition=0.1,negation=1,repetition=0.5", "technique 'repetition' is given twice"),
     ],
 )
 def test_bad_technique_weights_are_rejected_naming_the_item(text, message):
     with pytest.raises(ValueError, match=message):
         parse_technique_probs(text)
+
+
+def test_partial_repetition_of_a_lone_context_changes_nothing(lexicon, ctx):
+    assert repeat_partially(as_story(lexicon, STORY[:1]), StoryRandom(0, 0), ctx) is None
 
 
 def test_technique_weights_parse_in_the_techniques_order():

@@ -1,4 +1,4 @@
-"""UNION's four corruptions (repetition, substitution, reordering, negation), applied cumulatively.
+"""UNION's four corruptions (repetition, substitution, reordering, negation) and one of ours, applied cumulatively.
 
 A story is a list of sentences, each ``(tokens, tags)``; sentence 0 is the context and is
 never touched. ``L`` below is the number of sentences including sentence 0 (5 for
@@ -24,8 +24,8 @@ ROCStories), as in the technique table of the UNION paper (see REFERENCE.md):
   exactly the paper's draws).
 
 A technique that cannot change the story (no keyword, no verb, a one-story corpus) is not
-recorded; if the story came out unchanged, the unused techniques are tried in a weighted
-order until one changes it.
+recorded; if the story came out unchanged, the unused techniques of positive weight are tried
+in a weighted order until one changes it.
 
 Randomness comes only from :meth:`random.Random.random`, whose sequence Python guarantees
 for a given seed across versions; choices, samples and shuffles are built on it here.
@@ -205,17 +205,21 @@ def _word_span(tokens: list[str]) -> int:
 def repeat_partially(
     story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
 ) -> tuple[list[Sentence], str] | None:
-    """k ~ U{1..max(1, (L-1)//2)} later sentences restart with the opening words of an earlier one.
+    """Up to k ~ U{1..max(1, (L-1)//2)} later sentences restart with an earlier one's opening words.
 
     Generators loop this way ("she needed to buy more . she needed to buy a new one ."), and
     UNION's repetition (whole sentences copied, n-grams doubled in place) never shows it: the
     target keeps its tail ``tokens[b:]`` behind the first a ~ U{ceil(span/2)..span-1} words
     of a source drawn among the sentences before it (the context included); b is drawn
     among the target's words 1..span-1 tagged like the source's word a (so the splice
-    mostly reads as a sentence), or among all of them if none is. ``span`` counts words
-    before the final punctuation.
+    mostly reads as a sentence), or among all of them if none is; a target of fewer than two
+    words is kept whole behind the opening. ``span`` counts words before the final
+    punctuation. A target with no earlier sentence of two words or more, or that would come
+    out unchanged, is left as it is.
     """
     later = list(range(1, len(story)))
+    if not later:
+        return None
     k = rng.between(1, max(1, len(later) // 2))
     story = _copy(story)
     changed = False
@@ -376,9 +380,13 @@ def parse_technique_probs(text: str) -> dict[str, float]:
         try:
             if not sep:
                 raise ValueError
-            probs[name.strip()] = float(value)
+            weight = float(value)
         except ValueError:
             raise ValueError(f"technique weight {item!r} is not NAME=NUMBER") from None
+        name = name.strip()
+        if name in probs:
+            raise ValueError(f"technique {name!r} is given twice")
+        probs[name] = weight
     return check_technique_probs(probs)
 
 
