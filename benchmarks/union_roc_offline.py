@@ -26,6 +26,7 @@ import pathlib
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -196,10 +197,8 @@ def main() -> None:
     train_seconds = time.perf_counter() - start
     print(f"training took {train_seconds / 60:.1f} min")
 
-    evaluate.logging.disable_progress_bar()
-    union = evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint.resolve()))
-    scores = union.compute(predictions=list(annotations.stories))["scores"]
-    (out / "scores.txt").write_text("\n".join(f"{s:.8f}" for s in scores) + "\n")
+    scores = score_stories(checkpoint, annotations.stories)
+    write_scores(out / "scores.txt", scores)
     name = f"UNION MiniLM ({'recon' if args.reconstruction_weight else 'no recon'}, ours)"
     report = evaluate_scores(annotations, {name: scores}, published_dir=args.data_dir / "metric_output")
     table = to_markdown(report)
@@ -210,6 +209,18 @@ def main() -> None:
         )
     )
     print(table)
+
+
+def score_stories(checkpoint: pathlib.Path, stories: Sequence[str]) -> list[float]:
+    """The ``union`` metric's scores of ``stories`` under a local checkpoint."""
+    evaluate.logging.disable_progress_bar()
+    union = evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint.resolve()))
+    return union.compute(predictions=list(stories))["scores"]
+
+
+def write_scores(path: pathlib.Path, scores: Sequence[float]) -> None:
+    """One score per line, in annotation order: the format ``benchmarks.correlation --metric`` reads."""
+    path.write_text("\n".join(f"{s:.8f}" for s in scores) + "\n")
 
 
 def _has_gpu() -> bool:

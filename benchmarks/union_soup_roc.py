@@ -1,0 +1,68 @@
+"""Do averaged UNION runs agree with people better than the runs? Weight soup against score ensemble.
+
+Takes the checkpoints of runs of one recipe (``benchmarks.union_roc_offline`` writes each to
+``DIR/checkpoint``), and scores the 400 annotated ROC stories with
+
+- each run,
+- the weight average of the runs (``training.average_checkpoints``: one model to run),
+- the mean of the runs' probabilities (an ensemble: one model per run to run),
+
+then prints the correlation table beside the published metrics. Scores go to
+``--output-dir`` (``member_K.txt``, ``soup.txt``, ``ensemble.txt``; one per line in annotation
+order, as ``python -m benchmarks.correlation --metric NAME=FILE`` reads them).
+
+    python -m benchmarks.union_soup_roc --output-dir outputs/soup outputs/cpuS46/checkpoint outputs/cpuS50/checkpoint
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+
+from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown  # noqa: E402
+from benchmarks.union_roc_offline import DATA, score_stories, write_scores  # noqa: E402
+from training.average_checkpoints import average_checkpoints  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("checkpoints", nargs="+", type=pathlib.Path, help="two or more run checkpoints")
+    parser.add_argument("--output-dir", type=pathlib.Path, required=True)
+    parser.add_argument("--data-dir", type=pathlib.Path, default=DATA, help="UNION's ROC evaluation data")
+    args = parser.parse_args()
+    if len(args.checkpoints) < 2:
+        parser.error("a soup needs at least two checkpoints")
+    out = args.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    annotations = read_annotations(args.data_dir / "ant_data.txt", args.data_dir / "ant_data_all.txt")
+
+    scores: dict[str, list[float]] = {}
+    for k, checkpoint in enumerate(args.checkpoints):
+        scores[f"run {k}: {checkpoint}"] = member = score_stories(checkpoint, annotations.stories)
+        write_scores(out / f"member_{k}.txt", member)
+    ensemble = np.mean([scores[name] for name in scores], axis=0).tolist()
+    soup = average_checkpoints(args.checkpoints, out / "soup")
+    soup_name = f"weight average of the {len(args.checkpoints)} runs"
+    scores[soup_name] = soup_scores = score_stories(soup, annotations.stories)
+    scores[f"mean probability of the {len(args.checkpoints)} runs"] = ensemble
+    write_scores(out / "soup.txt", soup_scores)
+    write_scores(out / "ensemble.txt", ensemble)
+
+    report = evaluate_scores(
+        annotations, scores, published_dir=args.data_dir / "metric_output", reference=soup_name
+    )
+    table = to_markdown(report)
+    (out / "correlation.md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Weight averaging of checkpoints: exact means, a loadable result, and mismatches named."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+
+import evaluate
+import pytest
+import torch
+from safetensors.torch import load_file
+from tiny_models import save_union_checkpoint
+
+from metrics.union.story_text import ROC_STORIES
+from training.average_checkpoints import (
+    MEMBERS_FILE,
+    CheckpointMismatch,
+    average_checkpoints,
+    average_state_dicts,
+    main,
+)
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+STORIES = [
+    "Ken went to the store. He bought milk. He went home happy.",
+    "the dog ran to the school . the cat ate .",
+    "I played with my friends after school. We ran and ran. Then we ate.",
+]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> list[pathlib.Path]:
+    root = tmp_path_factory.mktemp("runs")
+    return [
+        save_union_checkpoint(root / f"run{seed}", normalization=ROC_STORIES.to_dict(), seed=seed)
+        for seed in (0, 1, 2)
+    ]
+
+
+def test_every_weight_is_the_mean_of_the_members(runs, tmp_path):
+    soup = average_checkpoints(runs, tmp_path / "soup")
+    members = [load_file(str(run / "model.safetensors")) for run in runs]
+    averaged = load_file(str(soup / "model.safetensors"))
+    assert averaged.keys() == members[0].keys()
+    assert not torch.equal(members[0]["classifier.weight"], members[1]["classifier.weight"])
+    for key, tensor in averaged.items():
+        expected = (members[0][key].double() + members[1][key].double() + members[2][key].double()) / 3
+        torch.testing.assert_close(tensor, expected.to(tensor.dtype), rtol=0, atol=1e-7, msg=key)
+    assert json.loads((soup / MEMBERS_FILE).read_text()) == {"averaged": [str(r) for r in runs]}
+
+
+def test_the_order_of_the_members_does_not_matter(runs, tmp_path):
+    forward = load_file(str(average_checkpoints(runs, tmp_path / "ab") / "model.safetensors"))
+    backward = load_file(str(average_checkpoints(runs[::-1], tmp_path / "ba") / "model.safetensors"))
+    for key in forward:
+        torch.testing.assert_close(forward[key], backward[key], rtol=0, atol=1e-7)
+
+
+def test_the_union_metric_scores_a_soup_of_identical_runs_as_the_run(runs, tmp_path):
+    twin = tmp_path / "twin"
+    shutil.copytree(runs[0], twin)
+    soup = average_checkpoints([runs[0], twin], tmp_path / "soup")
+    evaluate.logging.disable_progress_bar()
+    try:
+        alone = evaluate.load(str(REPO / "metrics" / "union"), str(runs[0])).compute(predictions=STORIES)
+        averaged = evaluate.load(str(REPO / "metrics" / "union"), str(soup)).compute(predictions=STORIES)
+    finally:
+        evaluate.logging.enable_progress_bar()
+    assert averaged["scores"] == pytest.approx(alone["scores"], abs=1e-6)
+    assert len(set(alone["scores"])) == len(STORIES)  # distinct scores: an order mix-up would show
+
+
+def test_a_configuration_difference_is_named(runs, tmp_path):
+    other = save_union_checkpoint(tmp_path / "lowercase-only", normalization={"lowercase": True}, seed=3)
+    with pytest.raises(
+        CheckpointMismatch, match=r"lowercase-only's configuration differs.*union_normalization"
+    ):
+        average_checkpoints([runs[0], other], tmp_path / "soup")
+    assert not (tmp_path / "soup").exists()
+
+
+def test_a_vocabulary_difference_is_named(runs, tmp_path):
+    other = tmp_path / "other-vocab"
+    shutil.copytree(runs[1], other)
+    tokenizer_file = other / "tokenizer.json"
+    spec = json.loads(tokenizer_file.read_text())
+    vocab = spec["model"]["vocab"]
+    first, second = "dog", "cat"  # same size, same shapes: only the mapping differs
+    vocab[first], vocab[second] = vocab[second], vocab[first]
+    tokenizer_file.write_text(json.dumps(spec))
+    with pytest.raises(CheckpointMismatch, match=r"other-vocab's vocabulary differs"):
+        average_checkpoints([runs[0], other], tmp_path / "soup")
+
+
+def test_state_dict_mismatches_name_the_tensor():
+    a = {"w": torch.zeros(2, 3), "ids": torch.arange(3)}
+    with pytest.raises(CheckpointMismatch, match=r"b: tensor w is \(3, 2\)"):
+        average_state_dicts([a, {"w": torch.zeros(3, 2), "ids": torch.arange(3)}], ["a", "b"])
+    with pytest.raises(CheckpointMismatch, match=r"b: non-float tensor ids differs"):
+        average_state_dicts([a, {"w": torch.ones(2, 3), "ids": torch.arange(3) + 1}], ["a", "b"])
+    with pytest.raises(
+        CheckpointMismatch, match=r"b has other tensors than a: extra \['v'\], missing \['ids'\]"
+    ):
+        average_state_dicts([a, {"w": torch.ones(2, 3), "v": torch.ones(1)}], ["a", "b"])
+    mean = average_state_dicts([a, {"w": torch.ones(2, 3), "ids": torch.arange(3)}], ["a", "b"])
+    assert torch.equal(mean["w"], torch.full((2, 3), 0.5)) and torch.equal(mean["ids"], torch.arange(3))
+
+
+def test_too_few_or_repeated_checkpoints_are_usage_errors(runs, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(runs[0]), "--output-dir", str(tmp_path / "soup")])
+    assert exit_info.value.code == 2
+    assert "at least two checkpoints" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([str(runs[0]), str(runs[0]), "--output-dir", str(tmp_path / "soup")])
+    assert f"{str(runs[0])!r} is given twice" in capsys.readouterr().err
