@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pathlib
 import shutil
+import warnings
 
 import evaluate
 import pytest
@@ -15,9 +16,11 @@ from tiny_models import save_union_checkpoint
 from metrics.union.story_text import ROC_STORIES
 from training.average_checkpoints import (
     MEMBERS_FILE,
+    MIN_ALIGNMENT,
     CheckpointMismatch,
     average_checkpoints,
     average_state_dicts,
+    least_aligned,
     main,
 )
 
@@ -39,7 +42,8 @@ def runs(tmp_path_factory) -> list[pathlib.Path]:
 
 
 def test_every_weight_is_the_mean_of_the_members(runs, tmp_path):
-    soup = average_checkpoints(runs, tmp_path / "soup")
+    with pytest.warns(UserWarning, match=r"run1's .* points away from .*run0's .*one train_union.py --seed"):
+        soup = average_checkpoints(runs, tmp_path / "soup")
     members = [load_file(str(run / "model.safetensors")) for run in runs]
     averaged = load_file(str(soup / "model.safetensors"))
     assert averaged.keys() == members[0].keys()
@@ -50,6 +54,7 @@ def test_every_weight_is_the_mean_of_the_members(runs, tmp_path):
     assert json.loads((soup / MEMBERS_FILE).read_text()) == {"averaged": [str(r) for r in runs]}
 
 
+@pytest.mark.filterwarnings("ignore:.*points away from")
 def test_the_order_of_the_members_does_not_matter(runs, tmp_path):
     forward = load_file(str(average_checkpoints(runs, tmp_path / "ab") / "model.safetensors"))
     backward = load_file(str(average_checkpoints(runs[::-1], tmp_path / "ba") / "model.safetensors"))
@@ -60,7 +65,9 @@ def test_the_order_of_the_members_does_not_matter(runs, tmp_path):
 def test_the_union_metric_scores_a_soup_of_identical_runs_as_the_run(runs, tmp_path):
     twin = tmp_path / "twin"
     shutil.copytree(runs[0], twin)
-    soup = average_checkpoints([runs[0], twin], tmp_path / "soup")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # aligned members: no warning
+        soup = average_checkpoints([runs[0], twin], tmp_path / "soup")
     evaluate.logging.disable_progress_bar()
     try:
         alone = evaluate.load(str(REPO / "metrics" / "union"), str(runs[0])).compute(predictions=STORIES)
@@ -115,3 +122,19 @@ def test_too_few_or_repeated_checkpoints_are_usage_errors(runs, tmp_path, capsys
     with pytest.raises(SystemExit):
         main([str(runs[0]), str(runs[0]), "--output-dir", str(tmp_path / "soup")])
     assert f"{str(runs[0])!r} is given twice" in capsys.readouterr().err
+
+
+def test_the_least_aligned_weight_matrix_is_found():
+    torch.manual_seed(0)
+    shared = {"encoder": torch.randn(8, 8), "head": torch.randn(2, 8), "bias": torch.randn(8)}
+    fine_tuned = {k: v + 0.05 * torch.randn_like(v) for k, v in shared.items()}
+    redrawn_head = {**fine_tuned, "head": torch.randn(2, 8)}
+    cosine, tensor, member = least_aligned([shared, fine_tuned, redrawn_head], ["a", "b", "c"])
+    assert (tensor, member) == ("head", "c") and cosine < MIN_ALIGNMENT
+    expected = torch.nn.functional.cosine_similarity(
+        shared["head"].flatten(), redrawn_head["head"].flatten(), dim=0
+    )
+    assert cosine == pytest.approx(expected.item(), abs=1e-6)
+    assert least_aligned([shared, fine_tuned], ["a", "b"])[0] > 0.99
+    redrawn_bias = {**fine_tuned, "bias": torch.randn(8)}  # vectors are not compared: biases start at 0
+    assert least_aligned([shared, redrawn_bias], ["a", "b"])[1] != "bias"
