@@ -130,8 +130,8 @@ def average_checkpoints(
     if cosine < MIN_ALIGNMENT:
         warnings.warn(
             f"{member}'s {tensor} points away from {names[0]}'s (cosine {cosine:.2f}): the runs probably "
-            "started from different random draws (another --seed), and their average will score "
-            "worse than either; train the members with one train_union.py --seed",
+            "started from different random draws (another --seed), and their average is likely to "
+            "score worse than either run; train the members with one train_union.py --seed",
             stacklevel=2,
         )
     soup = models[0]
