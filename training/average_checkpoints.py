@@ -4,7 +4,9 @@ Runs of one UNION recipe that differ only in their seeds disagree with people by
 0.04 Pearson; averaging their predictions helps, but costs one forward pass per run. Fine-tuned
 copies of one pretrained encoder usually stay in one basin of the loss, so averaging their
 *weights* (Wortsman et al., ICML 2022, "Model soups") gives a single checkpoint that scores at
-the cost of one model. The result is an ordinary checkpoint: the ``union`` metric (or GRUEN, for
+the cost of one model. Whether it agrees with people better than its members is an empirical
+question: on our small-encoder UNION runs it did not beat the mean of their probabilities
+(README, "Averaging runs"), so measure it (``benchmarks/union_soup_roc.py``). The result is an ordinary checkpoint: the ``union`` metric (or GRUEN, for
 CoLA models) loads it like any other.
 
     python -m training.average_checkpoints --output-dir outputs/union-soup run1/checkpoint run2/checkpoint
