@@ -38,18 +38,19 @@ def main() -> None:
     parser.add_argument("--output-dir", type=pathlib.Path, required=True)
     parser.add_argument("--data-dir", type=pathlib.Path, default=DATA, help="UNION's ROC evaluation data")
     args = parser.parse_args()
-    if len(args.checkpoints) < 2:
-        parser.error("a soup needs at least two checkpoints")
     out = args.output_dir
-    out.mkdir(parents=True, exist_ok=True)
     annotations = read_annotations(args.data_dir / "ant_data.txt", args.data_dir / "ant_data_all.txt")
+    # Averaging first: a bad member list fails before minutes of scoring.
+    try:
+        soup = average_checkpoints(args.checkpoints, out / "soup")
+    except ValueError as error:
+        parser.error(str(error))
 
     scores: dict[str, list[float]] = {}
     for k, checkpoint in enumerate(args.checkpoints):
         scores[f"run {k}: {checkpoint}"] = member = score_stories(checkpoint, annotations.stories)
         write_scores(out / f"member_{k}.txt", member)
     ensemble = np.mean([scores[name] for name in scores], axis=0).tolist()
-    soup = average_checkpoints(args.checkpoints, out / "soup")
     soup_name = f"weight average of the {len(args.checkpoints)} runs"
     scores[soup_name] = soup_scores = score_stories(soup, annotations.stories)
     scores[f"mean probability of the {len(args.checkpoints)} runs"] = ensemble
