@@ -125,6 +125,15 @@ def main() -> None:
         help="corruption technique weights (default: the paper's; see training/build_union_data.py --help)",
     )
     parser.add_argument("--learning-rate", type=float, default=5e-5)
+    parser.add_argument(
+        "--linear-probe-epochs",
+        type=float,
+        default=0.0,
+        help="train the classification head alone this many epochs first (LP-FT; 0: off, as UNION)",
+    )
+    parser.add_argument(
+        "--linear-probe-learning-rate", type=float, default=1e-3, help="learning rate of that head-only stage"
+    )
     parser.add_argument("--batch-size", type=int, default=10)
     parser.add_argument(
         "--seed", type=int, default=42, help="seed of the corrupted corpora (seed, seed+1, ...)"
@@ -186,6 +195,8 @@ def main() -> None:
         "--num_train_epochs", str(args.epochs),
         "--reconstruction_weight", str(args.reconstruction_weight),
         "--learning_rate", str(args.learning_rate),
+        "--linear_probe_epochs", str(args.linear_probe_epochs),
+        "--linear_probe_learning_rate", str(args.linear_probe_learning_rate),
         "--per_device_train_batch_size", str(args.batch_size),
         "--seed", str(args.train_seed),
         "--save_strategy", "no",
