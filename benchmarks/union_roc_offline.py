@@ -153,6 +153,13 @@ def main() -> None:
         default=None,
         help="folder that keeps each seed's corrupted corpus for later runs (built once, then reused)",
     )
+    parser.add_argument(
+        "--save-steps",
+        type=int,
+        default=0,
+        metavar="N",
+        help="keep a checkpoint every N steps (all kept; read by benchmarks.union_trajectory_roc); 0: none",
+    )
     parser.add_argument("--build-only", action="store_true", help="build (and cache) the pairs, then stop")
     args = parser.parse_args()
 
@@ -199,7 +206,8 @@ def main() -> None:
         "--linear_probe_learning_rate", str(args.linear_probe_learning_rate),
         "--per_device_train_batch_size", str(args.batch_size),
         "--seed", str(args.train_seed),
-        "--save_strategy", "no",
+        *(["--save_strategy", "steps", "--save_steps", str(args.save_steps), "--save_total_limit", "0"]
+          if args.save_steps else ["--save_strategy", "no"]),
         "--logging_steps", "100",
         "--report_to", "none",
     ]  # fmt: skip

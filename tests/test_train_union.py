@@ -342,3 +342,31 @@ def test_run_with_a_linear_probe_stage_records_it_in_the_model_card(workdir):
     card = (output / "README.md").read_text()
     assert "| head-only stage (LP-FT) | 1.0 epochs at learning rate 0.001, encoder frozen |" in card
     assert "| optimisation steps | 2 |" in card  # the fine-tuning steps; the stage's own are not counted
+
+
+def test_a_kept_checkpoint_exports_as_the_classifier_the_run_published(trained, tmp_path):
+    from benchmarks.union_trajectory_roc import trainer_checkpoints
+    from training.union_model import export_trainer_checkpoint
+
+    assert [step for step, _ in trainer_checkpoints(trained)] == [3, STEPS]  # by step, not by name
+    exported = export_trainer_checkpoint(trained / f"checkpoint-{STEPS}", tmp_path / "e", ROC_STORIES)
+    with (
+        safe_open(trained / "model.safetensors", "pt") as final,
+        safe_open(exported / "model.safetensors", "pt") as mine,
+    ):
+        assert sorted(mine.keys()) == sorted(final.keys())
+        assert all(torch.equal(mine.get_tensor(k), final.get_tensor(k)) for k in final.keys())
+    config = json.loads((exported / "config.json").read_text())
+    assert config[CONFIG_KEY] == ROC_STORIES.to_dict() and config["architectures"] == [
+        "BertForSequenceClassification"
+    ]
+    assert (
+        AutoTokenizer.from_pretrained(exported).get_vocab()
+        == AutoTokenizer.from_pretrained(trained).get_vocab()
+    )
+    earlier = export_trainer_checkpoint(trained / "checkpoint-3", tmp_path / "e3", ROC_STORIES)
+    with (
+        safe_open(earlier / "model.safetensors", "pt") as third,
+        safe_open(exported / "model.safetensors", "pt") as sixth,
+    ):
+        assert not torch.equal(third.get_tensor("classifier.weight"), sixth.get_tensor("classifier.weight"))

@@ -13,6 +13,8 @@ plain ``BertForSequenceClassification`` the ``union`` metric loads, without the 
 from __future__ import annotations
 
 import copy
+import os
+import pathlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 from transformers import (
+    AutoTokenizer,
     BertForSequenceClassification,
     BertModel,
     BertPreTrainedModel,
@@ -202,3 +205,18 @@ def export_classifier(
     state = {k: v for k, v in model.state_dict().items() if not k.startswith("cls.")}
     classifier.load_state_dict(state, strict=True)
     return classifier.eval()
+
+
+def export_trainer_checkpoint(
+    checkpoint: str | os.PathLike, output_dir: str | os.PathLike, normalization: StoryNormalization
+) -> pathlib.Path:
+    """Write a resumable ``checkpoint-N`` folder of a run as the folder the ``union`` metric loads.
+
+    The Trainer's checkpoints keep the reconstruction head and record no normalisation (the run
+    adds it only to its final export), so they are loaded as the training model and exported
+    like the final one: same classifier weights, the run's ``normalization``, its tokenizer.
+    """
+    output = pathlib.Path(output_dir)
+    export_classifier(BertForUnionTraining.from_pretrained(checkpoint), normalization).save_pretrained(output)
+    AutoTokenizer.from_pretrained(checkpoint).save_pretrained(output)
+    return output

@@ -1,0 +1,87 @@
+"""How a UNION run's agreement with people moves during training, and what averaging its tail gives.
+
+``benchmarks.union_roc_offline --save-steps N`` keeps the Trainer's ``checkpoint-*`` folders of a
+run (reconstruction head included). This script exports each as the classifier the ``union``
+metric loads (``training.union_model.export_trainer_checkpoint``, ROC normalisation), scores the
+400 annotated stories with the metric and prints Pearson / Spearman / Kendall per step: is one
+pass over the corrupted corpus too little, or already past the best point? With ``--tail K`` it
+also averages the weights of the last K checkpoints (``training.average_checkpoints``: a
+within-run soup, in the spirit of stochastic weight averaging) and scores that.
+
+    python -m benchmarks.union_trajectory_roc outputs/cpuS50lp/checkpoint --tail 2 --output-dir outputs/cpuS50lp/trajectory
+
+Scores go to ``--output-dir`` (``step_N.txt``, ``tail_average.txt``; one per line in annotation
+order, as ``python -m benchmarks.correlation --metric NAME=FILE`` reads them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import re
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+
+from benchmarks.correlation import read_annotations  # noqa: E402
+from benchmarks.union_roc_offline import DATA, score_stories, write_scores  # noqa: E402
+from metrics.union.story_text import ROC_STORIES  # noqa: E402
+from training.average_checkpoints import average_checkpoints  # noqa: E402
+from training.train_union import correlations  # noqa: E402
+from training.union_model import export_trainer_checkpoint  # noqa: E402
+
+CHECKPOINT = re.compile(r"checkpoint-(\d+)")
+
+
+def trainer_checkpoints(run_dir: pathlib.Path) -> list[tuple[int, pathlib.Path]]:
+    """The ``checkpoint-N`` folders of ``run_dir``, by step (numerically: 856 before 1712)."""
+    found = [(int(m.group(1)), p) for p in run_dir.iterdir() if (m := CHECKPOINT.fullmatch(p.name))]
+    return sorted(found)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("run_dir", type=pathlib.Path, help="train_union.py's output folder (DIR/checkpoint)")
+    parser.add_argument("--output-dir", type=pathlib.Path, required=True)
+    parser.add_argument(
+        "--tail", type=int, default=0, metavar="K", help="also average the last K checkpoints"
+    )
+    parser.add_argument("--data-dir", type=pathlib.Path, default=DATA, help="UNION's ROC evaluation data")
+    args = parser.parse_args()
+    checkpoints = trainer_checkpoints(args.run_dir) if args.run_dir.is_dir() else []
+    if not checkpoints:
+        parser.error(f"{args.run_dir} holds no checkpoint-N folder (train with --save-steps N)")
+    if args.tail == 1 or args.tail > len(checkpoints):
+        parser.error(f"--tail {args.tail}: need 2..{len(checkpoints)} of the {len(checkpoints)} checkpoints")
+    annotations = read_annotations(args.data_dir / "ant_data.txt", args.data_dir / "ant_data_all.txt")
+    human = annotations.human_scores.tolist()
+    out = args.output_dir
+
+    rows = []
+    exported = []
+    for step, checkpoint in checkpoints:
+        exported.append(export_trainer_checkpoint(checkpoint, out / f"step-{step}", ROC_STORIES))
+        scores = score_stories(exported[-1], annotations.stories)
+        write_scores(out / f"step_{step}.txt", scores)
+        rows.append((f"step {step}", correlations(scores, human)))
+    if args.tail:
+        average = average_checkpoints(exported[-args.tail :], out / "tail-average")
+        scores = score_stories(average, annotations.stories)
+        write_scores(out / "tail_average.txt", scores)
+        steps = ", ".join(str(step) for step, _ in checkpoints[-args.tail :])
+        rows.append((f"weight average of steps {steps}", correlations(scores, human)))
+
+    lines = ["| Checkpoint | Pearson | Spearman | Kendall |", "|---|---|---|---|"]
+    lines += [
+        f"| {name} | {c['pearson']:.4f} | {c['spearman']:.4f} | {c['kendall']:.4f} |" for name, c in rows
+    ]
+    table = "\n".join(lines) + "\n"
+    (out / "trajectory.md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
