@@ -360,10 +360,9 @@ def test_a_kept_checkpoint_exports_as_the_classifier_the_run_published(trained, 
     assert config[CONFIG_KEY] == ROC_STORIES.to_dict() and config["architectures"] == [
         "BertForSequenceClassification"
     ]
-    assert (
-        AutoTokenizer.from_pretrained(exported).get_vocab()
-        == AutoTokenizer.from_pretrained(trained).get_vocab()
-    )
+    tokenizer = AutoTokenizer.from_pretrained(exported)
+    assert tokenizer.get_vocab() == AutoTokenizer.from_pretrained(trained).get_vocab()
+    assert tokenizer.model_max_length == MAX_LENGTH
     earlier = export_trainer_checkpoint(trained / "checkpoint-3", tmp_path / "e3", ROC_STORIES)
     with (
         safe_open(earlier / "model.safetensors", "pt") as third,
