@@ -369,3 +369,9 @@ def test_a_kept_checkpoint_exports_as_the_classifier_the_run_published(trained, 
         safe_open(exported / "model.safetensors", "pt") as sixth,
     ):
         assert not torch.equal(third.get_tensor("classifier.weight"), sixth.get_tensor("classifier.weight"))
+
+
+def test_negative_linear_probe_epochs_are_refused_before_any_loading(tmp_path):
+    argv = ["--dataset", str(tmp_path / "missing.jsonl"), "--output_dir", str(tmp_path / "o")]
+    with pytest.raises(ValueError, match=r"--linear_probe_epochs must be >= 0 .*got -1.0"):
+        train_union.main([*argv, "--linear_probe_epochs", "-1"])

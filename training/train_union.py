@@ -25,7 +25,7 @@ import math
 import os
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -345,6 +345,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     args.label_names = ["labels"]
     normalization = NORMALIZATIONS[data_args.normalization]
     checkpoint = resume_checkpoint(args)
+    if args.linear_probe_epochs < 0:
+        raise ValueError(
+            f"--linear_probe_epochs must be >= 0 (0: no head-only stage), got {args.linear_probe_epochs}."
+        )
     # read before training, so a malformed file fails in seconds, not after hours
     annotated = read_annotated_file(data_args.annotated_file) if data_args.annotated_file else None
     set_seed(args.seed)
@@ -493,7 +497,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
 
 
 def probe_classifier_head(
-    model: BertForUnionTraining, args: UnionTrainingArguments, make_trainer: Any
+    model: BertForUnionTraining,
+    args: UnionTrainingArguments,
+    make_trainer: Callable[[TrainingArguments], Trainer],
 ) -> dict[str, float]:
     """LP-FT's first stage: fit ``classifier`` on the frozen encoder, then unfreeze everything.
 
@@ -502,7 +508,9 @@ def probe_classifier_head(
     features) lets fine-tuning start from a head that already agrees with them, which Kumar et
     al. (2022) found to generalise better under distribution shift, as from corrupted stories
     to generated ones. Reconstruction is off here: the encoder it would train is frozen.
-    Returns the stage's training metrics, prefixed ``probe_``.
+    On all-MiniLM-L6-v2 the stage ends at chance (the frozen pooled ``[CLS]`` shows no linear
+    trace of the corruptions) and did not help (README, Results). Returns the stage's training
+    metrics, prefixed ``probe_``.
     """
     trainable = {name: p.requires_grad for name, p in model.named_parameters()}
     for name, parameter in model.named_parameters():
