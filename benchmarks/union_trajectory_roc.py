@@ -24,11 +24,12 @@ import re
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
-from benchmarks.correlation import read_annotations  # noqa: E402
+import numpy as np  # noqa: E402
+
+from benchmarks.correlation import correlate, read_annotations  # noqa: E402
 from benchmarks.union_roc_offline import DATA, score_stories, write_scores  # noqa: E402
 from metrics.union.story_text import ROC_STORIES  # noqa: E402
 from training.average_checkpoints import average_checkpoints  # noqa: E402
-from training.train_union import correlations  # noqa: E402
 from training.union_model import export_trainer_checkpoint  # noqa: E402
 
 CHECKPOINT = re.compile(r"checkpoint-(\d+)")
@@ -57,7 +58,7 @@ def main() -> None:
     if args.tail == 1 or args.tail > len(checkpoints):
         parser.error(f"--tail {args.tail}: need 2..{len(checkpoints)} of the {len(checkpoints)} checkpoints")
     annotations = read_annotations(args.data_dir / "ant_data.txt", args.data_dir / "ant_data_all.txt")
-    human = annotations.human_scores.tolist()
+    human = annotations.human_scores
     out = args.output_dir
 
     rows = []
@@ -66,18 +67,16 @@ def main() -> None:
         exported.append(export_trainer_checkpoint(checkpoint, out / f"step-{step}", ROC_STORIES))
         scores = score_stories(exported[-1], annotations.stories)
         write_scores(out / f"step_{step}.txt", scores)
-        rows.append((f"step {step}", correlations(scores, human)))
+        rows.append((f"step {step}", correlate(np.asarray(scores), human)))
     if args.tail:
         average = average_checkpoints(exported[-args.tail :], out / "tail-average")
         scores = score_stories(average, annotations.stories)
         write_scores(out / "tail_average.txt", scores)
         steps = ", ".join(str(step) for step, _ in checkpoints[-args.tail :])
-        rows.append((f"weight average of steps {steps}", correlations(scores, human)))
+        rows.append((f"weight average of steps {steps}", correlate(np.asarray(scores), human)))
 
     lines = ["| Checkpoint | Pearson | Spearman | Kendall |", "|---|---|---|---|"]
-    lines += [
-        f"| {name} | {c['pearson']:.4f} | {c['spearman']:.4f} | {c['kendall']:.4f} |" for name, c in rows
-    ]
+    lines += [f"| {name} | {c.pearson:.4f} | {c.spearman:.4f} | {c.kendall:.4f} |" for name, c in rows]
     table = "\n".join(lines) + "\n"
     (out / "trajectory.md").write_text(table)
     print(table)
