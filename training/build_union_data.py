@@ -6,6 +6,8 @@ Examples::
     python training/build_union_data.py euclaise/writingprompts --split train --num-proc 8 \\
         --output-dir data/union-wp-train
     python training/build_union_data.py my_stories.txt --push-to-hub me/union-train --private
+    python training/build_union_data.py stories.txt references.txt --copies 3 \\
+        --exclude-contexts-of ant_data.txt --output-dir data/union-roc-train
 
 The summary (rows, skipped stories and why, corruption counts, normalisation, which NLTK
 resources were used) is printed as JSON, stored in the dataset's ``info.description`` and
@@ -20,11 +22,20 @@ import logging
 import pathlib
 import sys
 
+import datasets
+
 from metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
-from training.corpora import LOCAL_SUFFIXES, ROC_STORIES_HUB_ID, WRITING_PROMPTS_HUB_ID, load_stories
+from training.corpora import (
+    LOCAL_SUFFIXES,
+    ROC_STORIES_HUB_ID,
+    WRITING_PROMPTS_HUB_ID,
+    drop_shared_contexts,
+    load_stories,
+    read_held_out_stories,
+)
 from training.corruptions import parse_technique_probs
 from training.lexicon import Lexicon
-from training.negative_sampling import build_union_dataset, read_summary
+from training.negative_sampling import build_union_copies, read_summary
 
 NORMALIZATIONS = {**NAMED_NORMALIZATIONS, "none": StoryNormalization()}
 SUMMARY_FILE = "union_build_summary.json"
@@ -43,10 +54,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "source",
+        nargs="+",
         help=(
             f"Hub dataset id (ROCStories: {ROC_STORIES_HUB_ID}, WritingPrompts: {WRITING_PROMPTS_HUB_ID}) "
-            f"or a local file ({', '.join(LOCAL_SUFFIXES)}; .txt = one story per line)"
+            f"or a local file ({', '.join(LOCAL_SUFFIXES)}; .txt = one story per line); several are joined"
         ),
+    )
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=1,
+        help="corrupted copies per story, each with its own corpus seed (seed, seed+1, ...) and its human "
+        "row; UNION made 1 (default: 1)",
+    )
+    parser.add_argument(
+        "--exclude-contexts-of",
+        metavar="FILE",
+        help="drop stories whose first sentence opens a story of FILE (UNION's 'ID ||| story ||| votes' "
+        "annotations or one story per line): keeps an evaluation set's contexts out of training",
     )
     parser.add_argument("--split", default="train", help="Hub split to read (default: train)")
     parser.add_argument("--text-column", help="column holding the stories (default: found from the columns)")
@@ -118,12 +143,24 @@ def choose_normalization(name: str, source: str) -> StoryNormalization:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    stories = load_stories(
-        args.source, split=args.split, text_column=args.text_column, max_rows=args.max_rows
+    if args.copies < 1:
+        raise SystemExit(f"--copies must be at least 1, got {args.copies}")
+    normalization = choose_normalization(args.normalization, args.source[0])
+    stories = datasets.concatenate_datasets(
+        [
+            load_stories(source, split=args.split, text_column=args.text_column, max_rows=args.max_rows)
+            for source in args.source
+        ]
     )
-    dataset = build_union_dataset(
+    if args.exclude_contexts_of:
+        stories, dropped = drop_shared_contexts(
+            stories, read_held_out_stories(args.exclude_contexts_of), normalization
+        )
+        logging.info("dropped %d stories sharing a context with %s", dropped, args.exclude_contexts_of)
+    dataset = build_union_copies(
         stories,
-        normalization=choose_normalization(args.normalization, args.source),
+        copies=args.copies,
+        normalization=normalization,
         seed=args.seed,
         num_proc=args.num_proc,
         batch_size=args.batch_size,
@@ -133,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         lexicon=Lexicon(tagger=args.tagger, wordnet=args.wordnet, conceptnet=args.conceptnet),
     )
     summary = read_summary(dataset)
+    summary["sources"] = list(args.source)
+    if args.exclude_contexts_of:
+        summary["excluded_shared_contexts"] = {"of": args.exclude_contexts_of, "stories": dropped}
+    dataset.info.description = json.dumps(summary, sort_keys=True)
     if args.output_dir:
         dataset.save_to_disk(args.output_dir)
         (pathlib.Path(args.output_dir) / SUMMARY_FILE).write_text(

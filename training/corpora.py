@@ -21,12 +21,12 @@ import logging
 import os
 import pathlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import datasets
 
-from metrics.union.story_text import split_sentences
+from metrics.union.story_text import StoryNormalization, split_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -184,3 +184,28 @@ def load_stories(
         features=datasets.Features({"text": datasets.Value("string")}),
         desc=f"Reading stories ({name})",
     )
+
+
+def read_held_out_stories(path: str | os.PathLike) -> list[str]:
+    """Stories to keep out of training: UNION's ``ID ||| story ||| votes`` lines or one story per line."""
+    lines = pathlib.Path(path).read_text(encoding="utf-8").splitlines()
+    return [line.split("|||")[1].strip() if "|||" in line else line.strip() for line in lines if line.strip()]
+
+
+def drop_shared_contexts(
+    stories: datasets.Dataset, held_out: Sequence[str], normalization: StoryNormalization
+) -> tuple[datasets.Dataset, int]:
+    """Drop the stories whose leading sentence (normalised) opens any of ``held_out``; also the count.
+
+    An evaluation set generated from test contexts leaks into training when a training story
+    shares its context; compared after ``normalization``, so raw and normalised copies match.
+    """
+    first = [normalization.sentences(story)[:1] for story in held_out]
+    contexts = {sentences[0] for sentences in first if sentences}
+
+    def keep(text: str | None) -> bool:
+        sentences = normalization.sentences(text) if text else []
+        return not sentences or sentences[0] not in contexts
+
+    kept = stories.filter(keep, input_columns="text", desc="Dropping stories that share a held-out context")
+    return kept, len(stories) - len(kept)

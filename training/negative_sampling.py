@@ -18,6 +18,7 @@ it back with :func:`read_summary`.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import logging
@@ -363,3 +364,44 @@ def read_summary(dataset: datasets.Dataset) -> dict[str, Any]:
 def normalization_of(dataset: datasets.Dataset) -> StoryNormalization:
     """The :class:`StoryNormalization` a built dataset's text went through (for the checkpoint config)."""
     return StoryNormalization.from_dict(read_summary(dataset)[CONFIG_KEY])
+
+
+def corpus_sha256(dataset: datasets.Dataset) -> str:
+    """sha256 of a built corpus's rows (label, text, in order): a rerun that gives this built the same data."""
+    digest = hashlib.sha256()
+    for start in range(0, len(dataset), 10_000):
+        batch = dataset[start : start + 10_000]
+        for label, text in zip(batch["label"], batch["text"], strict=True):
+            digest.update(f"{label}\t{text}\n".encode())
+    return digest.hexdigest()
+
+
+def build_union_copies(
+    stories: datasets.Dataset, *, copies: int = 1, seed: int = 42, **options: Any
+) -> datasets.Dataset:
+    """``copies`` corrupted copies of every story (corpus seeds ``seed`` .. ``seed + copies - 1``), concatenated.
+
+    Each copy is :func:`build_union_dataset` with its own seed and carries its human rows, so
+    the classes stay balanced; ``story_index`` is shared across copies, so a held-out split by
+    story keeps all copies of a story together. The summary sums the copies' counts and
+    records the seeds and the corpus's :func:`corpus_sha256`.
+    """
+    if copies < 1:
+        raise ValueError(f"copies must be at least 1, got {copies}")
+    parts = [build_union_dataset(stories, seed=seed + k, **options) for k in range(copies)]
+    out = datasets.concatenate_datasets(parts) if copies > 1 else parts[0]
+    summaries = [read_summary(part) for part in parts]
+    summary = dict(summaries[0])
+    if copies > 1:
+        summary["rows"] = sum(s["rows"] for s in summaries)
+        summary["corruptions"] = dict(
+            sorted(sum((Counter(s["corruptions"]) for s in summaries), Counter()).items())
+        )
+        summary["techniques_per_story"] = dict(
+            sorted(sum((Counter(s["techniques_per_story"]) for s in summaries), Counter()).items())
+        )
+    summary["copies"] = copies
+    summary["seeds"] = [seed + k for k in range(copies)]
+    summary["sha256"] = corpus_sha256(out)
+    out.info.description = json.dumps(summary, sort_keys=True)
+    return out

@@ -1,0 +1,28 @@
+"""Where the benchmarks find the data that stays outside the project: one setting.
+
+``STORY_QUALITY_DATA`` names the folder that holds ``union-roc/``, ``roc-stories/`` and
+``cola/``; unset, it is ``../shared/data`` beside the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+ENV_VAR = "STORY_QUALITY_DATA"
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> pathlib.Path:
+    """The data folder (``$STORY_QUALITY_DATA``, else ``../shared/data`` beside the repository)."""
+    return pathlib.Path(os.environ.get(ENV_VAR) or REPO.parent / "shared" / "data")
+
+
+def shared_data(*parts: str) -> pathlib.Path:
+    """A path inside the data folder, with an error naming the setting when it is missing."""
+    path = shared_data_dir().joinpath(*parts)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path} does not exist; point {ENV_VAR} at the folder that holds {parts[0]}/."
+        )
+    return path
