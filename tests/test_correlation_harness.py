@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.correlation import AnnotationFormatError, evaluate_scores, read_annotations, read_scores
 from benchmarks.correlation.__main__ import main, parse_metric_spec
-from benchmarks.correlation.robustness import biased_sets
+from benchmarks.correlation.robustness import biased_sets, error_type_sets, reasonable_vote_counts
 from benchmarks.correlation.statistics import correlate, williams_test
 
 
@@ -155,14 +155,29 @@ def test_evaluate_scores_orients_labels_and_compares(tmp_path):
     assert report.williams[("UNION", "-Perplexity")].t == pytest.approx(expected.t)
 
     # Biased-set figures are the mean over exactly the seeded draws the sampler documents.
-    size = report.settings["biased_size"]
-    draws = biased_sets(stories.is_reasonable, size=size, repeats=3, seed=0)
+    draws = biased_sets(reasonable_vote_counts(votes), repeats=3, seed=0)
+    assert len(report.biased) == 8
     for result, biased in zip(report.biased, draws, strict=True):
+        assert result.sizes == tuple(len(d) for d in biased.draws) and result.usable == 3
         by_hand = np.mean([np.corrcoef(union.scores[d], human[d])[0, 1] for d in biased.draws])
         assert result.mean["UNION"]["pearson"] == pytest.approx(by_hand)
-    assert [e.name for e in report.error_types][0] == "repeated plot"
-    subset = report.error_types[0]
-    assert subset.correlations["UNION"].n == subset.n
+    assert [e.name for e in report.error_types] == [
+        "repeated plot",
+        "poor coherence",
+        "conflicting logic",
+        "chaotic scene",
+    ]
+    for result, subset in zip(report.error_types, error_type_sets(stories), strict=True):
+        assert (result.n, result.n_reasonable, result.n_with_error) == (
+            len(subset.indices),
+            subset.n_reasonable,
+            subset.n_with_error,
+        )
+        if result.correlations:
+            assert result.correlations["UNION"] == correlate(good[subset.indices], human[subset.indices])
+    # The paper's Table 7 figures travel with the published UNION only.
+    assert report.metric("UNION").paper_error_types == {1: 0.6943, 2: 0.5144, 3: 0.4571, 4: 0.6744}
+    assert report.metric("noise").paper_error_types == {}
 
 
 def test_evaluate_scores_rejects_inconsistent_input(tmp_path):
@@ -204,12 +219,18 @@ def test_cli_writes_tables_json_and_figures(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "| -mine |" in printed and "| UNION |" in printed and "Machine:" in printed
     assert "Biased test sets" in printed and "Error types" in printed
+    assert "| *UNION, paper (Table 7)* | 0.6943 | 0.5144 | 0.4571 | 0.6744 | 0.3687 |" in printed
+    assert "Sets: " in printed and " reasonable stories + repeated plot " in printed
     assert (out / "correlation.md").read_text(encoding="utf-8") in printed
     data = json.loads((out / "correlation.json").read_text())
     human = votes.mean(axis=1)
     assert data["metrics"][0]["name"] == "-mine"
     assert data["metrics"][0]["overall"]["kendall"] == pytest.approx(correlate(-perplexity, human).kendall)
-    assert len(data["biased_sets"]) == 8
+    assert [b["level"] for b in data["biased_sets"]] == list(range(1, 9))
+    assert all(b["repeats"] == 2 and len(b["sizes"]) == 2 for b in data["biased_sets"])
+    assert [e["code"] for e in data["error_types"]] == [1, 2, 3, 4]
+    union = next(m for m in data["metrics"] if m["name"] == "UNION")
+    assert union["paper_error_types_pearson"]["1"] == pytest.approx(0.6943)
     for name in ("correlation_scatter.png", "correlation_biased.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

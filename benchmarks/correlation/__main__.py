@@ -24,7 +24,7 @@ from training.annotations import AnnotationFormatError, read_annotations, read_s
 
 from .evaluation import evaluate_scores
 from .report import to_markdown, write_biased_png, write_json, write_scatter_png
-from .robustness import BIASED_REASONABLE_FRACTIONS, BIASED_SET_REPEATS
+from .robustness import BIASED_SET_REPEATS, ERROR_TYPE_MIN_ANNOTATORS
 
 ORIENTATIONS = {"lower": True, "higher": False}
 
@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Correlate metric scores with human judgements in UNION's format (ID ||| story ||| 0/1 votes): "
             "Pearson, Spearman and Kendall with p-values, Williams tests between metrics, and the two "
-            "robustness views of UNION's paper (8 biased test sets, per-error-type sets). Writes "
+            "robustness views of UNION's paper (8 biased test sets: Figure 2; error-type sets: Table 7, with "
+            "their sizes). Writes "
             "PREFIX.md, PREFIX.json, PREFIX_scatter.png and PREFIX_biased.png into --output-dir."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -65,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--error-types",
         type=Path,
-        help="the matching file with each annotator's error code (0-5), e.g. ant_data_all.txt; enables the per-error-type table",
+        help="the matching file with each annotator's error code (0-5), e.g. ant_data_all.txt; enables the "
+        f"per-error-type table (a story has a type when at least {ERROR_TYPE_MIN_ANNOTATORS} annotators gave its code)",
     )
     parser.add_argument(
         "--metric",
@@ -92,9 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the biased-set sampler")
     parser.add_argument(
-        "--biased-size", type=int, help="stories per biased set (default 200, or the largest the data allows)"
+        "--biased-repeats",
+        type=int,
+        default=BIASED_SET_REPEATS,
+        help="seeded draws per biased set (each story kept with probability 1/(|I-k|+1) in set I)",
     )
-    parser.add_argument("--biased-repeats", type=int, default=BIASED_SET_REPEATS, help="draws per biased set")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures (no matplotlib needed)")
     return parser
 
@@ -121,8 +125,6 @@ def main(argv: list[str] | None = None) -> int:
             lower_is_better=lower,
             published_dir=args.published,
             reference=args.reference,
-            biased_fractions=BIASED_REASONABLE_FRACTIONS,
-            biased_size=args.biased_size,
             biased_repeats=args.biased_repeats,
             seed=args.seed,
         )

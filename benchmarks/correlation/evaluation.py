@@ -17,11 +17,13 @@ from training.annotations import AnnotatedStories
 
 from .published import load_published_metrics, oriented_name
 from .robustness import (
-    BIASED_REASONABLE_FRACTIONS,
+    BIASED_SET_LEVELS,
     BIASED_SET_REPEATS,
-    BIASED_SET_SIZE,
+    ERROR_TYPE_MIN_ANNOTATORS,
+    ERROR_TYPE_SET_CODES,
     biased_sets,
     error_type_sets,
+    reasonable_vote_counts,
 )
 from .statistics import METHODS, Correlation, Method, WilliamsResult, coefficient, correlate, williams_test
 
@@ -35,17 +37,27 @@ class MetricResult:
     overall: Correlation
     published: bool = False
     paper: tuple[float, float, float] | None = None
+    # Pearson the paper printed on each error-type set (Table 7), by error code; empty if none.
+    paper_error_types: dict[int, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class BiasedSetResult:
-    """Mean and standard deviation over the draws of one biased set, per metric and method."""
+    """One biased set ``level`` (the paper's I): its draws' sizes and, per metric and method, the
+    mean and standard deviation of the correlation over the usable draws."""
 
-    reasonable_fraction: float
-    size: int
+    level: int
     repeats: int
+    # Draws with at least 3 stories and non-constant human scores; only these are correlated.
+    usable: int
+    sizes: tuple[int, ...]
+    mean_human: float
     mean: dict[str, dict[Method, float]]
     std: dict[str, dict[Method, float]]
+
+    @property
+    def mean_size(self) -> float:
+        return float(np.mean(self.sizes))
 
 
 @dataclass(frozen=True)
@@ -53,6 +65,7 @@ class ErrorTypeResult:
     code: int
     name: str
     n: int
+    n_reasonable: int
     n_with_error: int
     correlations: dict[str, Correlation]
 
@@ -79,20 +92,6 @@ class CorrelationReport:
         raise KeyError(f"no metric named {name!r}; have {[m.name for m in self.metrics]}")
 
 
-def largest_feasible_size(
-    is_reasonable: np.ndarray, fractions: Sequence[float], cap: int = BIASED_SET_SIZE
-) -> int:
-    """The largest set size <= ``cap`` that every biased fraction can be drawn at (0 if none)."""
-    n_reasonable = int(np.sum(is_reasonable))
-    n_unreasonable = len(is_reasonable) - n_reasonable
-    for size in range(cap, 0, -1):
-        if all(
-            round(p * size) <= n_reasonable and size - round(p * size) <= n_unreasonable for p in fractions
-        ):
-            return size
-    return 0
-
-
 def _williams_matrix(metrics: list[MetricResult], human: np.ndarray) -> dict[tuple[str, str], WilliamsResult]:
     tests = {}
     for first in metrics:
@@ -107,45 +106,72 @@ def _williams_matrix(metrics: list[MetricResult], human: np.ndarray) -> dict[tup
     return tests
 
 
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    """Mean and (population) standard deviation of the finite values; NaN when there are none."""
+    finite = [value for value in values if not math.isnan(value)]
+    if not finite:
+        return math.nan, math.nan
+    return float(np.mean(finite)), float(np.std(finite))
+
+
 def _biased_results(
     metrics: list[MetricResult],
     annotations: AnnotatedStories,
-    fractions: Sequence[float],
-    size: int,
+    levels: Sequence[int],
     repeats: int,
     seed: int,
 ) -> list[BiasedSetResult]:
     human = annotations.human_scores
+    counts = reasonable_vote_counts(annotations.votes)
     results = []
-    for biased in biased_sets(annotations.is_reasonable, fractions, size, repeats, seed):
+    for biased in biased_sets(counts, levels, repeats, seed):
+        # A draw too small to correlate, or with one human score only, is skipped for every metric
+        # alike, so the metrics stay paired on the same draws.
+        usable = [draw for draw in biased.draws if len(draw) >= 3 and np.ptp(human[draw]) > 0]
         mean: dict[str, dict[Method, float]] = {}
         std: dict[str, dict[Method, float]] = {}
         for metric in metrics:
-            values = {
-                method: [coefficient(metric.scores[draw], human[draw], method) for draw in biased.draws]
-                for method in METHODS
-            }
-            mean[metric.name] = {method: float(np.mean(v)) for method, v in values.items()}
-            std[metric.name] = {method: float(np.std(v)) for method, v in values.items()}
-        results.append(BiasedSetResult(biased.reasonable_fraction, biased.size, len(biased.draws), mean, std))
+            mean[metric.name], std[metric.name] = {}, {}
+            for method in METHODS:
+                values = [coefficient(metric.scores[draw], human[draw], method) for draw in usable]
+                mean[metric.name][method], std[metric.name][method] = _mean_std(values)
+        kept = [draw for draw in biased.draws if len(draw)]
+        results.append(
+            BiasedSetResult(
+                level=biased.level,
+                repeats=len(biased.draws),
+                usable=len(usable),
+                sizes=tuple(len(draw) for draw in biased.draws),
+                mean_human=float(np.mean(np.concatenate([human[d] for d in kept]))) if kept else math.nan,
+                mean=mean,
+                std=std,
+            )
+        )
     return results
 
 
-def _error_type_results(metrics: list[MetricResult], annotations: AnnotatedStories) -> list[ErrorTypeResult]:
+def _error_type_results(
+    metrics: list[MetricResult], annotations: AnnotatedStories, codes: Sequence[int], min_annotators: int
+) -> list[ErrorTypeResult]:
     human = annotations.human_scores
-    return [
-        ErrorTypeResult(
-            code=subset.code,
-            name=subset.name,
-            n=len(subset.indices),
-            n_with_error=subset.n_with_error,
-            correlations={
-                m.name: correlate(m.scores[subset.indices], human[subset.indices]) for m in metrics
-            },
+    results = []
+    for subset in error_type_sets(annotations, codes, min_annotators):
+        index = subset.indices
+        usable = len(index) >= 3 and np.ptp(human[index]) > 0
+        results.append(
+            ErrorTypeResult(
+                code=subset.code,
+                name=subset.name,
+                n=len(index),
+                n_reasonable=subset.n_reasonable,
+                n_with_error=subset.n_with_error,
+                # An empty or one-score set has no correlation; it is still listed with its sizes.
+                correlations={m.name: correlate(m.scores[index], human[index]) for m in metrics}
+                if usable
+                else {},
+            )
         )
-        for subset in error_type_sets(annotations)
-        if len(subset.indices) >= 3
-    ]
+    return results
 
 
 def evaluate_scores(
@@ -155,18 +181,20 @@ def evaluate_scores(
     lower_is_better: Collection[str] = (),
     published_dir: str | Path | None = None,
     reference: str | None = None,
-    biased_fractions: Sequence[float] = BIASED_REASONABLE_FRACTIONS,
-    biased_size: int | None = None,
+    biased_levels: Sequence[int] = BIASED_SET_LEVELS,
     biased_repeats: int = BIASED_SET_REPEATS,
     seed: int = 0,
+    error_type_codes: Sequence[int] = ERROR_TYPE_SET_CODES,
+    error_type_min_annotators: int = ERROR_TYPE_MIN_ANNOTATORS,
 ) -> CorrelationReport:
     """Correlate each metric's per-story ``scores`` with the human scores of ``annotations``.
 
     ``scores`` maps a metric name to one score per annotated story, in file order. Names listed in
     ``lower_is_better`` are negated and shown as ``-name``. ``published_dir`` adds UNION's released
     metric outputs after them. ``reference`` (default: the first given metric, else UNION) is the
-    metric every other one is Williams-tested against in the summary table. ``biased_size``
-    defaults to 200 stories, or the largest size every biased fraction allows on smaller data.
+    metric every other one is Williams-tested against in the summary table. The biased test sets
+    (``biased_levels``, ``biased_repeats`` seeded draws each) and, when ``annotations`` carry error
+    codes, the error-type sets are built as ``robustness.py`` documents.
     """
     unknown = set(lower_is_better) - set(scores)
     if unknown:
@@ -189,7 +217,16 @@ def evaluate_scores(
         for metric, values in load_published_metrics(published_dir, len(human)):
             oriented = -values if metric.lower_is_better else values
             label = oriented_name(metric.name, metric.lower_is_better)
-            metrics.append(MetricResult(label, oriented, correlate(oriented, human), True, metric.paper))
+            metrics.append(
+                MetricResult(
+                    label,
+                    oriented,
+                    correlate(oriented, human),
+                    published=True,
+                    paper=metric.paper,
+                    paper_error_types=dict(metric.paper_error_types),
+                )
+            )
     if not metrics:
         raise ValueError("no metric scores to evaluate")
     names = [m.name for m in metrics]
@@ -201,17 +238,12 @@ def evaluate_scores(
     elif reference not in names:
         raise ValueError(f"reference metric {reference!r} is not among {names}")
 
-    size = (
-        biased_size
-        if biased_size is not None
-        else largest_feasible_size(annotations.is_reasonable, biased_fractions)
-    )
-    biased = (
-        _biased_results(metrics, annotations, biased_fractions, size, biased_repeats, seed)
-        if size >= 3
+    biased = _biased_results(metrics, annotations, biased_levels, biased_repeats, seed)
+    errors = (
+        _error_type_results(metrics, annotations, error_type_codes, error_type_min_annotators)
+        if annotations.error_codes is not None
         else []
     )
-    errors = _error_type_results(metrics, annotations) if annotations.error_codes is not None else []
     return CorrelationReport(
         human=human,
         metrics=metrics,
@@ -219,5 +251,10 @@ def evaluate_scores(
         williams=_williams_matrix(metrics, human),
         biased=biased,
         error_types=errors,
-        settings={"seed": seed, "biased_size": size, "biased_repeats": biased_repeats},
+        settings={
+            "seed": seed,
+            "biased_levels": list(biased_levels),
+            "biased_repeats": biased_repeats,
+            "error_type_min_annotators": error_type_min_annotators,
+        },
     )

@@ -74,8 +74,15 @@ def williams_table(report: CorrelationReport) -> list[str]:
 
 
 def biased_table(report: CorrelationReport, method: str = "pearson") -> list[str]:
-    header = ["Metric"] + [f"{b.reasonable_fraction:.0%} reasonable" for b in report.biased]
+    header = ["Metric"] + [f"I = {b.level}" for b in report.biased]
     rows = [
+        ["*stories per draw: mean (min–max)*"]
+        + [f"{b.mean_size:.1f} ({min(b.sizes)}–{max(b.sizes)})" for b in report.biased],
+        ["*mean human score*"] + [_number(b.mean_human, 3) for b in report.biased],
+    ]
+    if any(b.usable < b.repeats for b in report.biased):
+        rows.append(["*draws correlated*"] + [f"{b.usable} of {b.repeats}" for b in report.biased])
+    rows += [
         [m.name]
         + [
             f"{_number(b.mean[m.name][method], 3)} ± {_number(b.std[m.name][method], 3)}"
@@ -86,14 +93,34 @@ def biased_table(report: CorrelationReport, method: str = "pearson") -> list[str
     return _table(header, rows)
 
 
+def error_type_sizes(report: CorrelationReport) -> str:
+    """One line with the sets' sizes, e.g. ``19 reasonable stories + repeated plot 24 / ...``."""
+    if not report.error_types:
+        return ""
+    kinds = " / ".join(f"{e.name} {e.n_with_error}" for e in report.error_types)
+    return f"{report.error_types[0].n_reasonable} reasonable stories + {kinds} stories with the error"
+
+
 def error_type_table(report: CorrelationReport, method: str = "pearson") -> list[str]:
-    header = ["Metric"] + [
-        f"{e.name} ({e.n_with_error} + {e.n - e.n_with_error})" for e in report.error_types
-    ]
-    rows = [
-        [m.name] + [_number(e.correlations[m.name].coefficient(method)) for e in report.error_types]
-        for m in report.metrics
-    ]
+    header = (
+        ["Metric"]
+        + [f"{e.name} ({e.n_reasonable} + {e.n_with_error} = {e.n})" for e in report.error_types]
+        + [f"all stories ({report.n_stories})"]
+    )
+    rows = []
+    for m in report.metrics:
+        cells = [
+            _number(e.correlations[m.name].coefficient(method)) if m.name in e.correlations else "n/a"
+            for e in report.error_types
+        ]
+        rows.append([m.name, *cells, _number(m.overall.coefficient(method))])
+        if method == "pearson" and m.paper_error_types:
+            published = [
+                _number(m.paper_error_types[e.code]) if e.code in m.paper_error_types else "—"
+                for e in report.error_types
+            ]
+            overall = _number(m.paper[0]) if m.paper else "—"
+            rows.append([f"*{m.name}, paper (Table 7)*", *published, overall])
     return _table(header, rows)
 
 
@@ -113,21 +140,28 @@ def to_markdown(report: CorrelationReport, preamble: Sequence[str] = ()) -> str:
     ]
     if report.biased:
         lines += [
-            "### Biased test sets (reconstruction of UNION's Figure 2)",
+            "### Biased test sets (UNION's Figure 2)",
             "",
-            f"Pearson, mean ± std over {settings['biased_repeats']} seeded draws (seed {settings['seed']}) of "
-            f"{settings['biased_size']} stories with the given share of reasonable stories (majority vote); "
-            "see `benchmarks/correlation/robustness.py` for the exact construction.",
+            "Set I (1..8) keeps each story independently with probability 1 / (|I − k| + 1), where k is the "
+            "number of annotators (of 7) who voted it reasonable: set 1 leans to bad stories, set 8 to good "
+            f"ones. Pearson, mean ± std over {settings['biased_repeats']} seeded draws per set "
+            f"(seed {settings['seed']}; the paper drew once), every metric on the same draws; see "
+            "`benchmarks/correlation/robustness.py`.",
             "",
             *biased_table(report),
             "",
         ]
     if report.error_types:
         lines += [
-            "### Error types (reconstruction of UNION's Table 7)",
+            "### Error types (UNION's Table 7)",
             "",
-            "Pearson on each error type's set: its unreasonable stories (majority error code) + all reasonable "
-            "stories; the header gives (stories with the error + reasonable stories).",
+            "Pearson on each error type's set: the stories all seven annotators voted reasonable + the stories "
+            f"that at least {settings.get('error_type_min_annotators', 3)} annotators gave that error code "
+            "(a story can join several types); the header gives (reasonable + with the error = set size). "
+            "*Paper* rows: the figures UNION's paper printed in Table 7 (not reproduced by its released "
+            "scores, which reproduce the overall Pearson; probably another run of UNION).",
+            "",
+            f"Sets: {error_type_sizes(report)}.",
             "",
             *error_type_table(report),
             "",
@@ -156,7 +190,13 @@ def to_json(report: CorrelationReport) -> dict:
         "reference": report.reference,
         "settings": report.settings,
         "metrics": [
-            {"name": m.name, "published": m.published, "paper": m.paper, "overall": correlation(m.overall)}
+            {
+                "name": m.name,
+                "published": m.published,
+                "paper": m.paper,
+                "paper_error_types_pearson": {str(code): r for code, r in m.paper_error_types.items()},
+                "overall": correlation(m.overall),
+            }
             for m in report.metrics
         ],
         "williams_pearson_one_sided": [
@@ -165,9 +205,12 @@ def to_json(report: CorrelationReport) -> dict:
         ],
         "biased_sets": [
             {
-                "reasonable_fraction": b.reasonable_fraction,
-                "size": b.size,
+                "level": b.level,
                 "repeats": b.repeats,
+                "usable": b.usable,
+                "sizes": list(b.sizes),
+                "mean_size": b.mean_size,
+                "mean_human": b.mean_human,
                 "mean": b.mean,
                 "std": b.std,
             }
@@ -178,6 +221,7 @@ def to_json(report: CorrelationReport) -> dict:
                 "code": e.code,
                 "name": e.name,
                 "n": e.n,
+                "n_reasonable": e.n_reasonable,
                 "n_with_error": e.n_with_error,
                 "correlations": {name: correlation(c) for name, c in e.correlations.items()},
             }
@@ -224,19 +268,20 @@ def write_scatter_png(report: CorrelationReport, path: str | Path, columns: int 
 
 
 def write_biased_png(report: CorrelationReport, path: str | Path) -> Path:
-    """Pearson of each metric across the biased sets (the analogue of UNION's Figure 2)."""
+    """Pearson of each metric across the biased sets I = 1..8 (UNION's Figure 2), mean ± std band."""
     if not report.biased:
         raise ValueError("the report has no biased test sets to plot")
     plt = _pyplot()
     figure, axis = plt.subplots(figsize=(7.5, 4.5))
-    fractions = [b.reasonable_fraction for b in report.biased]
+    levels = [b.level for b in report.biased]
     for metric in report.metrics:
         mean = np.array([b.mean[metric.name]["pearson"] for b in report.biased])
         std = np.array([b.std[metric.name]["pearson"] for b in report.biased])
-        (line,) = axis.plot(fractions, mean, marker="o", markersize=3, label=metric.name)
-        axis.fill_between(fractions, mean - std, mean + std, color=line.get_color(), alpha=0.12)
+        (line,) = axis.plot(levels, mean, marker="o", markersize=3, label=metric.name)
+        axis.fill_between(levels, mean - std, mean + std, color=line.get_color(), alpha=0.12)
     axis.axhline(0, color="grey", linewidth=0.6)
-    axis.set_xlabel("share of reasonable stories in the test set")
+    axis.set_xticks(levels)
+    axis.set_xlabel("biased test set I (keeps a story with k of 7 reasonable votes w.p. 1/(|I−k|+1))")
     axis.set_ylabel("Pearson with human score")
     axis.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _save(plt, figure, path)
