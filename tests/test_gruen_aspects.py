@@ -155,9 +155,9 @@ def test_focus_penalises_only_texts_with_an_unrelated_adjacent_pair():
     assert focus.word_mover_similarity([0], [1], embeddings) == pytest.approx(
         math.exp(-1 / focus.FOCUS_DISTANCE_SCALE)
     )
-    assert math.exp(-1 / focus.FOCUS_DISTANCE_SCALE) < focus.FOCUS_THRESHOLD
+    assert math.exp(-1 / focus.FOCUS_DISTANCE_SCALE) < 0.05  # the paper's threshold
     assert focus.focus_score([[0, 1], [0, 1], [1, 0]], embeddings) == 0.0
-    assert focus.focus_score([[0, 1], [0, 1], [2, 3]], embeddings) == focus.FOCUS_PENALTY
+    assert focus.focus_score([[0, 1], [0, 1], [2, 3]], embeddings) == -0.1  # the paper's penalty
     assert focus.focus_score([[0, 1]], embeddings) == 0.0
 
 

@@ -13,10 +13,6 @@ import pytest
 
 from training.corruptions import (
     PARTIAL_REPETITION,
-    SENTENCE_REPETITION_PROB,
-    SENTENCE_SUBSTITUTION_PROB,
-    TECHNIQUE_COUNT_PROBS,
-    TECHNIQUE_PROBS,
     CorruptionContext,
     KeywordTable,
     StoryRandom,
@@ -32,6 +28,12 @@ from training.corruptions import (
 from training.lexicon import Lexicon
 from training.morphology import verb_lemma
 from training.negation import negate
+
+# The UNION paper's numbers (REFERENCE.md), written out rather than read from the module under test.
+PAPER_COUNT_PROBS = {1: 0.5, 2: 0.2, 3: 0.2, 4: 0.1}
+PAPER_TECHNIQUE_PROBS = {"repetition": 0.1, "substitution": 0.3, "reordering": 0.4, "negation": 0.2}
+PAPER_SENTENCE_REPETITION = 0.7  # the other 30 %: n-gram repetition
+PAPER_SENTENCE_SUBSTITUTION = 0.5  # the other 50 %: word substitution
 
 STORY = [
     "ken went to the park .",
@@ -202,12 +204,12 @@ def test_technique_draw_follows_the_two_distributions():
     assert draw_techniques(ScriptedRandom([0.6, 0.5, 0.9])) == ["reordering", "negation"]
 
 
-def _reference_inclusion_probabilities(probs=TECHNIQUE_PROBS):
+def _reference_inclusion_probabilities(probs=PAPER_TECHNIQUE_PROBS):
     """P(technique among the drawn ones), by enumerating every ordered draw (slow, exact)."""
     names = [name for name, weight in probs.items() if weight > 0]
     total = sum(probs.values())
     included = Counter()
-    for n, p_n in TECHNIQUE_COUNT_PROBS.items():
+    for n, p_n in PAPER_COUNT_PROBS.items():
         for order in itertools.permutations(names, min(n, len(names))):
             p, left = p_n, total
             for name in order:
@@ -226,10 +228,10 @@ def test_technique_count_and_inclusion_distributions_match_exactly_computed_ones
     n = 20000
     draws = [draw_techniques(StoryRandom(0, i)) for i in range(n)]
     counts = Counter(len(d) for d in draws)
-    for k, p in TECHNIQUE_COUNT_PROBS.items():
+    for k, p in PAPER_COUNT_PROBS.items():
         assert _within(counts[k], p, n), (k, counts[k] / n, p)
     first = Counter(d[0] for d in draws)
-    for name, p in TECHNIQUE_PROBS.items():
+    for name, p in PAPER_TECHNIQUE_PROBS.items():
         assert _within(first[name], p, n), (name, first[name] / n, p)
     included = Counter(name for d in draws for name in d)
     for name, p in _reference_inclusion_probabilities().items():
@@ -246,14 +248,15 @@ def test_custom_technique_weights_are_drawn_as_computed_exactly_and_weight_0_nev
     included = Counter(name for d in draws for name in d)
     for name, p in _reference_inclusion_probabilities(OURS).items():
         assert _within(included[name], p, n), (name, included[name] / n, p)
-    with_zero = {**TECHNIQUE_PROBS, PARTIAL_REPETITION: 0.0}
+    with_zero = {**PAPER_TECHNIQUE_PROBS, PARTIAL_REPETITION: 0.0}
     assert not any(PARTIAL_REPETITION in draw_techniques(StoryRandom(0, i), with_zero) for i in range(n))
 
 
 def test_the_papers_weights_in_any_key_order_draw_exactly_as_the_default(lexicon, ctx):
     story = as_story(lexicon, STORY)
     defaults = [corrupt(story, StoryRandom(2, i), ctx) for i in range(300)]
-    ctx.technique_probs = dict([*reversed(TECHNIQUE_PROBS.items()), (PARTIAL_REPETITION, 0.0)])
+    # the paper's weights, written out, in another key order: exactly the default draws
+    ctx.technique_probs = dict([*reversed(PAPER_TECHNIQUE_PROBS.items()), (PARTIAL_REPETITION, 0.0)])
     assert [corrupt(story, StoryRandom(2, i), ctx) for i in range(300)] == defaults
 
 
@@ -334,13 +337,13 @@ def test_corrupt_applies_cumulatively_with_the_variant_split_and_never_touches_s
         assert text_of(corrupted) != STORY and names
     # every technique can change this story, so the applied count is the drawn count
     counts = Counter(len(names) for _, names in applied)
-    for k, p in TECHNIQUE_COUNT_PROBS.items():
+    for k, p in PAPER_COUNT_PROBS.items():
         assert _within(counts[k], p, n), (k, counts[k] / n)
     names = Counter(name for _, ns in applied for name in ns)
     repetitions = names["repetition:sentence"] + names["repetition:ngram"]
-    assert _within(names["repetition:sentence"], SENTENCE_REPETITION_PROB, repetitions)
+    assert _within(names["repetition:sentence"], PAPER_SENTENCE_REPETITION, repetitions)
     substitutions = names["substitution:sentence"] + names["substitution:word"]
-    assert _within(names["substitution:sentence"], SENTENCE_SUBSTITUTION_PROB, substitutions)
+    assert _within(names["substitution:sentence"], PAPER_SENTENCE_SUBSTITUTION, substitutions)
 
 
 def test_corrupt_is_deterministic_per_seed_and_story(lexicon, ctx):

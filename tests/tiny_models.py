@@ -55,18 +55,30 @@ def bert_config(
     )
 
 
+UNION_LABELS = {0: "perturbed", 1: "human"}
+
+
 def save_union_checkpoint(
-    directory: pathlib.Path, normalization: dict | None = None, max_length: int = 64, seed: int = 0
+    directory: pathlib.Path,
+    normalization: dict | None = None,
+    max_length: int = 64,
+    seed: int = 0,
+    id2label: dict[int, str] | None = None,
 ) -> pathlib.Path:
-    """A random two-class BERT with UNION's labels, saved with its tokenizer (safetensors)."""
+    """A random two-class BERT with UNION's labels, saved with its tokenizer (safetensors).
+
+    ``id2label`` replaces UNION's ``{0: "perturbed", 1: "human"}`` (the weights depend on
+    ``seed`` only, so checkpoints that differ in their label names score alike class by class).
+    """
     torch.manual_seed(seed)
     tok = tokenizer(lowercase=True, model_max_length=max_length)
+    labels = dict(UNION_LABELS if id2label is None else id2label)
     config = bert_config(
         len(tok),
         max_position_embeddings=max_length,
         num_labels=2,
-        id2label={0: "perturbed", 1: "human"},
-        label2id={"perturbed": 0, "human": 1},
+        id2label=labels,
+        label2id={name: i for i, name in labels.items()},
         initializer_range=0.5,  # spread the random scores so order mix-ups cannot hide
     )
     if normalization is not None:

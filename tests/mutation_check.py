@@ -1,0 +1,320 @@
+"""Does the suite still bite? Plant known bugs in a temporary copy of the repository, expect failures.
+
+Each mutation below is a bug the suite once let through (issue 17) or a constant of the
+papers. For each one the script copies the repository (tracked and untracked, not ignored,
+files) to a temporary folder once, writes the mutated file, runs pytest there and puts the
+file back. A mutation is *caught* when pytest fails; one that passes has *survived*, and the
+script exits non-zero. The working tree is never touched.
+
+    python tests/mutation_check.py                 # each mutation against the test files listed for it
+    python tests/mutation_check.py --full          # each mutation against the whole suite (slow)
+    python tests/mutation_check.py --list          # the mutations and their test files
+    python tests/mutation_check.py focus-penalty union-label-ignored   # only these
+
+Before the mutations, the same test files run on the unmutated copy (``--no-baseline`` skips
+it): a failure there would make every "caught" meaningless. Run it with ``nice`` on a shared
+machine; with the default subsets it takes a few minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutation:
+    name: str
+    what: str  # the bug, in words
+    path: str  # file to change, relative to the repository root
+    old: str  # exact text, present exactly once
+    new: str
+    tests: tuple[str, ...]  # test files (or node ids) expected to catch it
+
+
+# The rows of issue 17's table, then further constants of the papers.
+MUTATIONS = [
+    Mutation(
+        "union-label-ignored",
+        "the union metric ignores id2label and always reads class 1",
+        "metrics/union/union.py",
+        "    return by_name.get(HUMAN_LABEL, 1)\n",
+        "    return 1\n",
+        ("tests/test_union_labels.py",),
+    ),
+    Mutation(
+        "union-fallback-class-0",
+        "its fallback when no label is named human becomes class 0",
+        "metrics/union/union.py",
+        "by_name.get(HUMAN_LABEL, 1)",
+        "by_name.get(HUMAN_LABEL, 0)",
+        ("tests/test_union_labels.py",),
+    ),
+    Mutation(
+        "train-union-no-reconstruction",
+        "train_union.py sets the reconstruction weight to 0 whatever --reconstruction_weight says",
+        "training/train_union.py",
+        "model.reconstruction_weight = model_args.reconstruction_weight",
+        "model.reconstruction_weight = 0.0",
+        ("tests/test_train_union_objective.py",),
+    ),
+    Mutation(
+        "gruen-lm-term-rate",
+        "GRUEN's LM term exp(-0.5 * lm) becomes exp(-0.25 * lm)",
+        "metrics/gruen/grammaticality.py",
+        "return math.exp(-0.5 * lm_value)",
+        "return math.exp(-0.25 * lm_value)",
+        ("tests/test_gruen_final_score.py",),
+    ),
+    Mutation(
+        "gruen-coherence-left-out",
+        "the coherence term is left out of the final GRUEN score",
+        "metrics/gruen/scoring.py",
+        "min(1.0, max(0.0, g + r + f + (c or 0.0)))",
+        "min(1.0, max(0.0, g + r + f))",
+        ("tests/test_gruen_final_score.py",),
+    ),
+    Mutation(
+        "focus-penalty",
+        "FOCUS_PENALTY -0.1 becomes -0.2",
+        "metrics/gruen/focus.py",
+        "FOCUS_PENALTY = -0.1\n",
+        "FOCUS_PENALTY = -0.2\n",
+        ("tests/test_gruen_final_score.py",),
+    ),
+    Mutation(
+        "gruen-cola-order",
+        "CoLA logits assigned to the wrong sentences inside a batch",
+        "metrics/gruen/grammaticality.py",
+        "for index, logit in zip(batch, logits, strict=True):",
+        "for index, logit in zip(batch[::-1], logits, strict=True):",
+        (
+            "tests/test_gruen_aspects.py::test_cola_term_is_the_raw_class_one_logit",
+            "tests/test_gruen_final_score.py",
+        ),
+    ),
+    Mutation(
+        "sampling-repetition-split",
+        "the 70 / 30 sentence / n-gram repetition split becomes 30 / 70",
+        "training/corruptions.py",
+        "SENTENCE_REPETITION_PROB = 0.7\n",
+        "SENTENCE_REPETITION_PROB = 0.3\n",
+        ("tests/test_negative_sampling_recipe.py",),
+    ),
+    Mutation(
+        "sampling-weights-swapped",
+        "substitution and reordering weights swapped",
+        "training/corruptions.py",
+        '    "substitution": 0.3,\n    "reordering": 0.4,\n',
+        '    "substitution": 0.4,\n    "reordering": 0.3,\n',
+        ("tests/test_negative_sampling_recipe.py",),
+    ),
+    Mutation(
+        "sampling-length-without-context",
+        "sentence repetition counts L without the leading sentence",
+        "training/corruptions.py",
+        "length, later = len(story), list(range(1, len(story)))",
+        "length, later = len(story) - 1, list(range(1, len(story)))",
+        ("tests/test_negative_sampling_recipe.py",),
+    ),
+    Mutation(
+        "lexicon-wordnet-antonyms-dropped",
+        "WordNet antonyms dropped in Lexicon",
+        "training/lexicon.py",
+        "            found.extend(sorted(wordnet_found))\n",
+        "            found.extend([])\n",
+        ("tests/test_negative_sampling_wordnet.py",),
+    ),
+    # --- further constants of the papers and documented behaviour ---
+    Mutation(
+        "sampling-count-probs",
+        "number of techniques drawn with p = .4/.3/.2/.1 instead of .5/.2/.2/.1",
+        "training/corruptions.py",
+        "{1: 0.5, 2: 0.2, 3: 0.2, 4: 0.1}",
+        "{1: 0.4, 2: 0.3, 3: 0.2, 4: 0.1}",
+        ("tests/test_negative_sampling_recipe.py",),
+    ),
+    Mutation(
+        "sampling-substitution-split",
+        "the 50 / 50 sentence / word substitution split becomes 70 / 30",
+        "training/corruptions.py",
+        "SENTENCE_SUBSTITUTION_PROB = 0.5\n",
+        "SENTENCE_SUBSTITUTION_PROB = 0.7\n",
+        ("tests/test_negative_sampling_recipe.py",),
+    ),
+    Mutation(
+        "sampling-ngram-max",
+        "repeated n-grams of at most 3 words instead of 4",
+        "training/corruptions.py",
+        "MAX_NGRAM = 4\n",
+        "MAX_NGRAM = 3\n",
+        ("tests/test_negative_sampling_recipe.py",),
+    ),
+    Mutation(
+        "focus-threshold",
+        "the focus threshold 0.05 becomes 0.06",
+        "metrics/gruen/focus.py",
+        "FOCUS_THRESHOLD = 0.05\n",
+        "FOCUS_THRESHOLD = 0.06\n",
+        ("tests/test_gruen_final_score.py",),
+    ),
+    Mutation(
+        "gruen-grammaticality-scale",
+        "grammaticality rescaled by 1/4 instead of 1/8",
+        "metrics/gruen/grammaticality.py",
+        "(lm_term(lm_value) + cola_logit) / 8.0 + 0.5",
+        "(lm_term(lm_value) + cola_logit) / 4.0 + 0.5",
+        ("tests/test_gruen_final_score.py",),
+    ),
+    Mutation(
+        "redundancy-penalty",
+        "redundancy -0.2 per flag instead of -0.1",
+        "metrics/gruen/redundancy.py",
+        "PENALTY_PER_FLAG = -0.1\n",
+        "PENALTY_PER_FLAG = -0.2\n",
+        ("tests/test_gruen_final_score.py",),
+    ),
+    Mutation(
+        "redundancy-contained-flags",
+        "a contained sentence counts 3 flags instead of 4 (shown by the module's doctests)",
+        "metrics/gruen/redundancy.py",
+        "CONTAINED_FLAGS = 4\n",
+        "CONTAINED_FLAGS = 3\n",
+        ("tests/test_doctests.py",),
+    ),
+    Mutation(
+        "reconstruction-weights-the-context",
+        "the reconstruction loss weights the leading context (shown by union_model's doctests)",
+        "training/union_model.py",
+        "unweighted = min(input_length, 1 + context_length)",
+        "unweighted = min(input_length, 1)",
+        ("tests/test_doctests.py",),
+    ),
+]
+
+
+def repository_files(root: pathlib.Path) -> list[str]:
+    """Tracked and untracked-but-not-ignored files (what a fresh clone plus local work holds)."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout.decode()
+        names = [name for name in listed.split("\0") if name]
+    except (OSError, subprocess.CalledProcessError):
+        skip = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", "build", "dist", "outputs"}
+        names = [
+            str(path.relative_to(root))
+            for path in root.rglob("*")
+            if path.is_file() and not skip & set(path.relative_to(root).parts)
+        ]
+    return sorted(name for name in set(names) if (root / name).is_file())
+
+
+def copy_repository(root: pathlib.Path, target: pathlib.Path) -> None:
+    for name in repository_files(root):
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, destination)
+
+
+def check_imports_come_from(copy: pathlib.Path, env: dict[str, str]) -> None:
+    """The copy's packages, not the editable install's, must be the ones imported there."""
+    probe = "import metrics, training; print(metrics.__file__); print(training.__file__)"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=copy, env=env, capture_output=True, text=True)
+    paths = out.stdout.split()
+    if (
+        out.returncode != 0
+        or not paths
+        or not all(pathlib.Path(p).resolve().is_relative_to(copy.resolve()) for p in paths)
+    ):
+        raise SystemExit(f"the copy's packages are not the ones imported: {out.stdout}{out.stderr}")
+
+
+def run_pytest(copy: pathlib.Path, tests: list[str], env: dict[str, str], timeout: int) -> tuple[int, str]:
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
+    try:
+        done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return -1, f"timed out after {timeout} s"
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    failed = [line for line in lines if line.startswith(("FAILED", "ERROR"))]
+    return done.returncode, (failed[:1] or lines[-1:] or [""])[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="mutations to run (default: all)")
+    parser.add_argument("--full", action="store_true", help="run the whole suite for every mutation")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the run on the unmutated copy")
+    parser.add_argument("--timeout", type=int, default=1800, help="seconds per pytest run (default 1800)")
+    args = parser.parse_args(argv)
+    known = {m.name: m for m in MUTATIONS}
+    unknown = [name for name in args.names if name not in known]
+    if unknown:
+        parser.error(f"unknown mutation(s) {unknown}; --list shows them")
+    chosen = [known[name] for name in args.names] if args.names else MUTATIONS
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}: {m.what}\n    {m.path}; caught by {', '.join(m.tests)}")
+        return 0
+
+    with tempfile.TemporaryDirectory(prefix="mutation-check-") as folder:
+        copy = pathlib.Path(folder) / "repo"
+        copy_repository(REPO, copy)
+        env = dict(
+            os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(copy), os.environ.get("PYTHONPATH")]))
+        )
+        check_imports_come_from(copy, env)
+        for m in chosen:  # every mutation must still apply to today's code
+            count = (copy / m.path).read_text().count(m.old)
+            if count != 1:
+                raise SystemExit(f"{m.name}: the text to change occurs {count} times in {m.path}, not once")
+
+        def tests_of(mutations) -> list[str]:
+            return ["tests"] if args.full else list(dict.fromkeys(t for m in mutations for t in m.tests))
+
+        if not args.no_baseline:
+            start = time.monotonic()
+            code, summary = run_pytest(copy, tests_of(chosen), env, args.timeout)
+            print(
+                f"baseline (no mutation): exit {code} in {time.monotonic() - start:.0f} s: {summary}",
+                flush=True,
+            )
+            if code != 0:
+                print("the unmutated tests fail: fix that first")
+                return 2
+        survived = []
+        for m in chosen:
+            path = copy / m.path
+            original = path.read_text()
+            path.write_text(original.replace(m.old, m.new))
+            start = time.monotonic()
+            try:
+                code, summary = run_pytest(copy, tests_of([m]), env, args.timeout)
+            finally:
+                path.write_text(original)
+            verdict = "caught" if code in (1, 2) else "SURVIVED" if code == 0 else f"error (exit {code})"
+            print(f"{m.name}: {verdict} in {time.monotonic() - start:.0f} s: {summary}", flush=True)
+            if verdict != "caught":
+                survived.append(m.name)
+        print(f"{len(chosen) - len(survived)} of {len(chosen)} mutations caught")
+        if survived:
+            print("not caught: " + ", ".join(survived))
+        return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
