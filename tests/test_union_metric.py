@@ -222,16 +222,21 @@ def test_pickle_weights_are_refused(tmp_path):
 
 
 def test_published_names_resolve_to_hub_ids_and_revisions_split():
-    assert resolve_checkpoint("default") == PUBLISHED_CHECKPOINTS["roc"]
+    assert resolve_checkpoint("roc") == "story-quality-metrics/union-roc"
     assert resolve_checkpoint("wp") == PUBLISHED_CHECKPOINTS["wp"]
     assert union_module.split_revision("org/model@abc123") == ("org/model", "abc123")
     assert union_module.split_revision("org/model") == ("org/model", None)
 
 
-def test_hub_checkpoint_offline_fails_without_network(monkeypatch):
-    """Offline, the default checkpoint fails fast with the library's own error; no socket is opened."""
-    with pytest.raises(OSError):
-        evaluate.load(METRIC)
+@pytest.mark.parametrize("name", ["roc", "wp", "someone/union@abc123"])
+def test_hub_checkpoint_offline_fails_with_one_clear_error(name):
+    """Offline, a Hub checkpoint fails fast, naming the id and the shipped default; no socket is opened."""
+    with pytest.raises(OSError) as caught:  # CheckpointError of the metric's module-cache copy
+        evaluate.load(METRIC, name)
+    assert type(caught.value).__name__ == "CheckpointError"
+    message = str(caught.value)
+    assert resolve_checkpoint(name).split("@")[0] in message and "Hugging Face Hub" in message
+    assert "training/train_union.py" in message or 'evaluate.load("metrics/union", "default")' in message
 
 
 def test_card_examples_run_as_doctests(checkpoint):

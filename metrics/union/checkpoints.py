@@ -1,24 +1,120 @@
-"""The project's published UNION checkpoints: the one place their Hub ids are written."""
+"""Which checkpoint each UNION config name means: the one place their names are written.
+
+``"default"`` is the checkpoint shipped inside the project (MiniLM fine-tuned on ROCStories,
+fp16 safetensors, package data of the installed project), verified file by file against a
+manifest whose own sha256 is recorded here, so it loads offline and a damaged copy is named.
+``"roc"`` and ``"wp"`` are the Hub ids of the BERT-base checkpoints still to be published.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import os
+import pathlib
 
 PUBLISHED_CHECKPOINTS: dict[str, str] = {
     "roc": "story-quality-metrics/union-roc",
     "wp": "story-quality-metrics/union-wp",
 }
-PUBLISHED_CHECKPOINTS["default"] = PUBLISHED_CHECKPOINTS["roc"]
+EMBEDDED_NAME = "default"
+# The installed package that carries the shipped checkpoint as package data. ``evaluate`` runs
+# a copy of the metric script from its module cache, away from the folder, so the folder is
+# found through the installed package rather than beside this file.
+EMBEDDED_PACKAGE = "metrics.union"
+EMBEDDED_FOLDER = "default_checkpoint"
+MANIFEST = "SHA256SUMS"
+# sha256 of the shipped folder's MANIFEST, which lists the sha256 of every other file in it;
+# None while this version ships no checkpoint.
+EMBEDDED_MANIFEST_SHA256: str | None = None
+
+
+class CheckpointError(OSError):
+    """A UNION checkpoint that cannot be loaded: the message names it, the cause and what to do."""
+
+
+def embedded_checkpoint_dir() -> pathlib.Path:
+    """The shipped checkpoint's folder: beside this file in a source tree, else in the installed package."""
+    here = pathlib.Path(__file__).resolve().parent / EMBEDDED_FOLDER
+    if here.is_dir():
+        return here
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        candidate = pathlib.Path(location) / EMBEDDED_FOLDER
+        if candidate.is_dir():
+            return candidate
+    raise CheckpointError(
+        f"The shipped UNION checkpoint ('{EMBEDDED_NAME}') was not found: it is package data of the "
+        f"'story-quality-metrics' project ({EMBEDDED_PACKAGE.replace('.', '/')}/{EMBEDDED_FOLDER}/). "
+        "Install the project (pip install story-quality-metrics, or pip install -e . in a clone), or "
+        "pass a local checkpoint folder as the config name."
+    )
+
+
+def sha256_of(path: pathlib.Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_manifest(folder: pathlib.Path) -> dict[str, str]:
+    """``file name -> sha256`` from a folder's ``SHA256SUMS`` (``sha256sum`` format)."""
+    entries = {}
+    for line in (folder / MANIFEST).read_text().splitlines():
+        if line.strip():
+            digest, name = line.split(maxsplit=1)
+            entries[name.lstrip("*")] = digest
+    return entries
+
+
+def verify_checkpoint(folder: pathlib.Path, manifest_sha256: str) -> None:
+    """Check every file of ``folder`` against its manifest, and the manifest against ``manifest_sha256``.
+
+    Raises :class:`CheckpointError` naming the first missing or damaged file.
+    """
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise CheckpointError(f"{manifest} is missing: the checkpoint in {folder} cannot be verified.")
+    if sha256_of(manifest) != manifest_sha256:
+        raise CheckpointError(f"{manifest} is damaged or was changed (its sha256 is not the recorded one).")
+    for name, digest in read_manifest(folder).items():
+        path = folder / name
+        if not path.is_file():
+            raise CheckpointError(
+                f"{path} is missing from the shipped UNION checkpoint; reinstall the project."
+            )
+        if sha256_of(path) != digest:
+            raise CheckpointError(
+                f"{path} is damaged or was changed (sha256 differs from {MANIFEST}); reinstall the project."
+            )
+
+
+def alternative_hint() -> str:
+    """What to load instead of a checkpoint that failed: the shipped one, or a local folder."""
+    if EMBEDDED_MANIFEST_SHA256 is not None:
+        return f'The checkpoint shipped with the metric loads offline: evaluate.load("metrics/union", "{EMBEDDED_NAME}").'
+    return "Pass a local folder written by training/train_union.py as the config name."
 
 
 def resolve_checkpoint(name: str) -> str:
-    """Map a config name ("default", "roc", "wp") to its Hub id; anything else is a Hub id or a directory.
+    """Map a config name to what ``from_pretrained`` loads: the shipped folder, a Hub id or a directory.
 
-    >>> resolve_checkpoint("default")
+    >>> resolve_checkpoint("roc")
     'story-quality-metrics/union-roc'
     >>> resolve_checkpoint("someone/their-union")
     'someone/their-union'
     """
+    if name == EMBEDDED_NAME:
+        if EMBEDDED_MANIFEST_SHA256 is None:
+            raise CheckpointError(
+                f"This version of the union metric ships no checkpoint yet ('{EMBEDDED_NAME}'). Pass a "
+                "local folder written by training/train_union.py, or a Hub id, as the config name."
+            )
+        folder = embedded_checkpoint_dir()
+        verify_checkpoint(folder, EMBEDDED_MANIFEST_SHA256)
+        return str(folder)
     if name in PUBLISHED_CHECKPOINTS:
         return PUBLISHED_CHECKPOINTS[name]
     return os.path.expanduser(name)

@@ -10,9 +10,9 @@ Treebank tokenizer, so a corpus normalised on one machine matches a story scored
 another whatever NLTK data either has installed.
 
 >>> roc = StoryNormalization(lowercase=True, replace_names=True, roc_tokenize=True)
->>> roc("Ken didn't go home. He stayed at Mary's house")
+>>> roc("Tom didn't go home. He stayed at Mary's house")
 "[MALE] did n't go home . he stayed at [FEMALE] 's house ."
->>> roc(roc("Ken didn't go home. He stayed at Mary's house")) == roc("Ken didn't go home. He stayed at Mary's house")
+>>> roc(roc("Tom didn't go home. He stayed at Mary's house")) == roc("Tom didn't go home. He stayed at Mary's house")
 True
 >>> StoryNormalization()("Kept  as it is.")
 'Kept  as it is.'

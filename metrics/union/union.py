@@ -14,7 +14,13 @@ import transformers
 from tqdm.auto import tqdm
 
 from .bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from .checkpoints import PUBLISHED_CHECKPOINTS, resolve_checkpoint
+from .checkpoints import (
+    EMBEDDED_NAME,
+    PUBLISHED_CHECKPOINTS,
+    CheckpointError,
+    alternative_hint,
+    resolve_checkpoint,
+)
 from .person_names import NAME_GENDER
 from .scoring import class_probabilities, encode, model_window, resolve_device
 from .story_text import StoryNormalization
@@ -41,8 +47,9 @@ trained to tell human-written stories from automatically corrupted copies of the
 (repeated plot, substituted and reordered sentences, negated events). The score of a story
 is the classifier's probability that it is human-written: 1 reads as coherent, 0 as broken.
 
-The checkpoint is the config name: "default" or "roc" (ROCStories), "wp" (WritingPrompts),
-any Hub model id (add "@revision" to pin one), or a local directory.
+The checkpoint is the config name: "default" (a checkpoint shipped with the metric, once one
+is), "roc" / "wp" (the BERT-base Hub checkpoints for ROCStories / WritingPrompts), any Hub model
+id (add "@revision" to pin one), or a local directory.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -118,7 +125,8 @@ class Union(evaluate.Metric):
     def _build_data_dir(self) -> str:
         # evaluate joins config_name into its cache path: a local checkpoint path would make the
         # checkpoint directory itself the cache (lock and arrow files written into it).
-        safe = self.config_name if self.config_name in PUBLISHED_CHECKPOINTS else _cache_key(self.config_name)
+        named = self.config_name in PUBLISHED_CHECKPOINTS or self.config_name == EMBEDDED_NAME
+        safe = self.config_name if named else _cache_key(self.config_name)
         data_dir = os.path.join(self._data_dir_root, self.name, safe)
         os.makedirs(data_dir, exist_ok=True)
         return data_dir
@@ -127,11 +135,7 @@ class Union(evaluate.Metric):
         """Load the checkpoint once per metric instance; compute calls reuse it."""
         source, revision = split_revision(resolve_checkpoint(self.config_name))
         local = os.path.isdir(source)
-        kwargs = {} if local else {"revision": revision}
-        self.tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
-        self.model = transformers.AutoModelForSequenceClassification.from_pretrained(
-            source, use_safetensors=True, **kwargs
-        ).eval()
+        self.tokenizer, self.model = _load_checkpoint(source, None if local else revision, self.config_name)
         self.logits_fn = (
             BertClassifierFastPath(self.model) if supports_fast_path(self.model) else self._model_logits
         )
@@ -178,6 +182,25 @@ class Union(evaluate.Metric):
             progress=_progress_bar,
         )
         return {"scores": scores, "union_score": sum(scores) / len(scores)}
+
+
+def _load_checkpoint(source: str, revision: str | None, name: str):
+    """Tokenizer and classifier (fp32: the shipped fp16 weights are upcast), or one clear error."""
+    kwargs = {} if revision is None else {"revision": revision}
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
+        model = transformers.AutoModelForSequenceClassification.from_pretrained(
+            source, use_safetensors=True, dtype=torch.float32, **kwargs
+        ).eval()
+    except (OSError, ValueError) as error:
+        where = "the local folder" if os.path.isdir(source) else "the Hugging Face Hub"
+        cause = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise CheckpointError(
+            f"Cannot load the UNION checkpoint {name!r} ({source}) from {where}: {cause}. "
+            f"A UNION checkpoint is a sequence classifier with safetensors weights, a config and a "
+            f"tokenizer. {alternative_hint()}"
+        ) from error
+    return tokenizer, model
 
 
 def _human_label_index(config, source: str) -> int:

@@ -1,0 +1,145 @@
+"""The checkpoint shipped inside the project: export, verification at load, the README's first example."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import shutil
+
+import evaluate
+import pytest
+import torch
+import transformers
+from safetensors import safe_open
+from tiny_models import save_union_checkpoint
+
+from metrics.union.checkpoints import (
+    EMBEDDED_MANIFEST_SHA256,
+    MANIFEST,
+    CheckpointError,
+    embedded_checkpoint_dir,
+    read_manifest,
+    sha256_of,
+    verify_checkpoint,
+)
+from metrics.union.story_text import ROC_STORIES
+from training.embedded_checkpoint import export_embedded
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+METRIC = str(REPO / "metrics" / "union")
+STORIES = [
+    "Ken went to the store. He bought milk. He went home happy.",
+    "the dog ran . the cat ate . it rained .",
+]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[pathlib.Path, pathlib.Path, str]:
+    root = tmp_path_factory.mktemp("embedded")
+    source = save_union_checkpoint(root / "run", normalization=ROC_STORIES.to_dict(), max_length=48)
+    (source / "README.md").write_text(
+        '# card\n\nevaluate.load("metrics/union", "org/union")\nfrom_pretrained("org/union")\n\n'
+        "## Results of this training run\n\nnone\n"
+    )
+    digest = export_embedded(
+        source, root / "shipped", note="## How it was made\n\nby a test", hub_id="org/union"
+    )
+    return source, root / "shipped", digest
+
+
+def test_export_writes_fp16_a_manifest_and_the_note(exported):
+    source, shipped, digest = exported
+    assert digest == sha256_of(shipped / MANIFEST)
+    with safe_open(str(shipped / "model.safetensors"), "pt") as f:
+        assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.float16}
+    listed = read_manifest(shipped)
+    assert set(listed) == {p.name for p in shipped.iterdir()} - {MANIFEST}
+    card = (shipped / "README.md").read_text()
+    assert card.index("## How it was made") < card.index("## Results of this training run")
+    assert (
+        'evaluate.load("metrics/union")\n' in card
+        and 'from_pretrained("metrics/union/default_checkpoint")' in card
+    )
+    assert "org/union" not in card
+    verify_checkpoint(shipped, digest)
+
+
+def test_exported_scores_match_the_fp32_run_to_fp16_precision(exported):
+    source, shipped, _ = exported
+    evaluate.logging.disable_progress_bar()
+    full = evaluate.load(METRIC, str(source)).compute(predictions=STORIES)["scores"]
+    half = evaluate.load(METRIC, str(shipped)).compute(predictions=STORIES)["scores"]
+    assert half == pytest.approx(full, abs=2e-3)
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(shipped, dtype=torch.float32)
+    assert next(model.parameters()).dtype == torch.float32
+
+
+@pytest.mark.parametrize("damage", ["flip a byte", "delete", "edit the manifest"])
+def test_a_damaged_checkpoint_is_named(exported, tmp_path, damage):
+    _, shipped, digest = exported
+    copy = shutil.copytree(shipped, tmp_path / "copy")
+    weights = copy / "model.safetensors"
+    if damage == "flip a byte":
+        data = bytearray(weights.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        weights.write_bytes(bytes(data))
+        expected = "model.safetensors is damaged"
+    elif damage == "delete":
+        weights.unlink()
+        expected = "model.safetensors is missing"
+    else:
+        (copy / MANIFEST).write_text((copy / MANIFEST).read_text() + "0" * 64 + "  extra.bin\n")
+        expected = f"{MANIFEST} is damaged"
+    with pytest.raises(CheckpointError, match=re.escape(expected)):
+        verify_checkpoint(copy, digest)
+
+
+def readme_first_example() -> str:
+    readme = (REPO / "README.md").read_text()
+    return re.search(r"```python\n(.*?)```", readme, re.S).group(1)
+
+
+@pytest.mark.skipif(EMBEDDED_MANIFEST_SHA256 is None, reason="this version ships no UNION checkpoint")
+def test_the_shipped_checkpoint_is_intact_small_and_records_its_normalisation():
+    folder = embedded_checkpoint_dir()
+    verify_checkpoint(folder, EMBEDDED_MANIFEST_SHA256)
+    assert sum(p.stat().st_size for p in folder.iterdir()) <= 48 * 10**6
+    config = transformers.AutoConfig.from_pretrained(folder)
+    assert config.union_normalization == ROC_STORIES.to_dict()
+    assert {int(k): v for k, v in config.id2label.items()} == {0: "perturbed", 1: "human"}
+    card = (folder / "README.md").read_text()
+    assert "model-index" in card and "Pearson" in card
+
+
+@pytest.mark.skipif(EMBEDDED_MANIFEST_SHA256 is None, reason="this version ships no UNION checkpoint")
+def test_readme_first_example_runs_offline_with_the_shipped_default(monkeypatch):
+    """Verbatim, from the clone's root, as a new user runs it; the shipped folder stays untouched."""
+    folder = embedded_checkpoint_dir()
+    before = {p.name: sha256_of(p) for p in folder.iterdir()}
+    monkeypatch.chdir(REPO)
+    namespace: dict = {}
+    exec(compile(readme_first_example(), "README.md", "exec"), namespace)
+    scores = namespace["result"]["scores"]
+    assert len(scores) == 2 and all(0.0 <= s <= 1.0 for s in scores)
+    assert namespace["result"]["union_score"] == pytest.approx(sum(scores) / 2)
+    assert {p.name: sha256_of(p) for p in folder.iterdir()} == before
+
+
+@pytest.mark.skipif(EMBEDDED_MANIFEST_SHA256 is not None, reason="this version ships a UNION checkpoint")
+def test_without_a_shipped_checkpoint_the_default_fails_with_one_clear_error():
+    # the metric runs from evaluate's module cache: its CheckpointError is that copy's class
+    with pytest.raises(OSError, match="ships no checkpoint yet") as caught:
+        evaluate.load(METRIC)
+    assert type(caught.value).__name__ == "CheckpointError" and "train_union.py" in str(caught.value)
+
+
+def test_default_resolves_to_the_verified_shipped_folder(exported, monkeypatch):
+    from metrics.union import checkpoints
+
+    _, shipped, digest = exported
+    monkeypatch.setattr(checkpoints, "EMBEDDED_MANIFEST_SHA256", digest)
+    monkeypatch.setattr(checkpoints, "embedded_checkpoint_dir", lambda: shipped)
+    assert checkpoints.resolve_checkpoint("default") == str(shipped)
+    monkeypatch.setattr(checkpoints, "EMBEDDED_MANIFEST_SHA256", "0" * 64)
+    with pytest.raises(CheckpointError, match="SHA256SUMS is damaged"):
+        checkpoints.resolve_checkpoint("default")

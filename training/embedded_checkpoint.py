@@ -1,0 +1,93 @@
+"""Turn a trained UNION folder into the checkpoint shipped inside the project (the metric's "default").
+
+    python -m training.embedded_checkpoint outputs/union-roc-minilm --note card_note.md
+
+Writes the weights as fp16 safetensors (half the size; the metric upcasts them to fp32), the
+config (with its text normalisation), the tokenizer and the run's model card into
+``metrics/union/default_checkpoint/``, then a ``SHA256SUMS`` manifest of those files, and prints
+the manifest's own sha256, which ``metrics/union/checkpoints.py`` records
+(``EMBEDDED_MANIFEST_SHA256``): the metric checks both at every load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import shutil
+
+import torch
+import transformers
+
+from metrics.union.checkpoints import EMBEDDED_FOLDER, MANIFEST, PUBLISHED_CHECKPOINTS, sha256_of
+from metrics.union.story_text import CONFIG_KEY
+
+DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / EMBEDDED_FOLDER
+SIZE_LIMIT_BYTES = 48 * 10**6
+CARD = "README.md"
+
+
+def export_embedded(
+    source: pathlib.Path, target: pathlib.Path, note: str | None = None, hub_id: str | None = None
+) -> str:
+    """Write ``source`` (a folder ``train_union.py`` made) to ``target`` in fp16; returns the manifest's sha256.
+
+    ``note`` (markdown) is inserted into the run's model card before its "Results" section;
+    ``hub_id``, the repository the card was rendered for, is replaced in its code examples by
+    the shipped names (``evaluate.load("metrics/union")``, the shipped folder). Refuses a
+    checkpoint that records no text normalisation, and a folder over 48 MB.
+    """
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(source, dtype=torch.float32)
+    if getattr(model.config, CONFIG_KEY, None) is None:
+        raise ValueError(f"{source} records no '{CONFIG_KEY}' in its config: not a UNION training output.")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(source)
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    model.half().save_pretrained(target, safe_serialization=True)
+    tokenizer.save_pretrained(target)
+    card = (source / CARD).read_text() if (source / CARD).is_file() else ""
+    if hub_id:
+        card = card.replace(f'evaluate.load("metrics/union", "{hub_id}")', 'evaluate.load("metrics/union")')
+        card = card.replace(
+            f'from_pretrained("{hub_id}")', f'from_pretrained("metrics/union/{EMBEDDED_FOLDER}")'
+        )
+    if note:
+        marker = "## Results of this training run"
+        card = (
+            card.replace(marker, note.rstrip() + "\n\n" + marker, 1) if marker in card else card + "\n" + note
+        )
+    (target / CARD).write_text(card)
+    files = sorted(p for p in target.iterdir() if p.is_file() and p.name != MANIFEST)
+    total = sum(p.stat().st_size for p in files)
+    if total > SIZE_LIMIT_BYTES:
+        raise ValueError(
+            f"{target} holds {total / 1e6:.1f} MB, over the {SIZE_LIMIT_BYTES / 1e6:.0f} MB limit."
+        )
+    (target / MANIFEST).write_text("".join(f"{sha256_of(p)}  {p.name}\n" for p in files))
+    return sha256_of(target / MANIFEST)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("source", type=pathlib.Path, help="a folder written by training/train_union.py")
+    parser.add_argument(
+        "--target", type=pathlib.Path, default=DEFAULT_TARGET, help=f"default: {DEFAULT_TARGET}"
+    )
+    parser.add_argument(
+        "--note", type=pathlib.Path, help="markdown inserted into the model card (commands, corpus)"
+    )
+    parser.add_argument(
+        "--hub-id",
+        default=PUBLISHED_CHECKPOINTS["roc"],
+        help="the Hub id the run's card was rendered for, replaced by the shipped names (default: %(default)s)",
+    )
+    args = parser.parse_args(argv)
+    note = args.note.read_text() if args.note else None
+    digest = export_embedded(args.source, args.target, note, args.hub_id)
+    print(f"wrote {args.target}; set EMBEDDED_MANIFEST_SHA256 = {digest!r} in metrics/union/checkpoints.py")
+
+
+if __name__ == "__main__":
+    main()
