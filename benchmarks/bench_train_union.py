@@ -3,7 +3,7 @@
     python -m benchmarks.bench_train_union                        # MiniLM encoder on CPU
     python -m benchmarks.bench_train_union --steps 60 --warmup 5  # longer, steadier measurement
     python -m benchmarks.bench_train_union --gpu --precision bf16 --batch_size 32
-    python -m benchmarks.bench_train_union --sampling random --optim adamw_torch  # the Trainer's defaults
+    python -m benchmarks.bench_train_union --sampling random --optim adamw_torch  # unsorted batches, unfused AdamW
     python -m benchmarks.bench_train_union -- --torch_compile true  # after ``--``: more train_union.py flags
 
 Runs ``accelerate launch`` on synthetic ROCStories-shaped pairs (or ``--dataset``), with and
@@ -22,6 +22,9 @@ FLOPs of one training forward + backward (matrix products only), for ``B`` rows 
             + B * 2*(d*d + d*c)                              pooler and classifier on [CLS]
             + P * 2*(d*d + d*V)                              reconstruction transform and vocabulary
     step    = 3 * forward                                    backward: input and weight gradients
+
+(what ``torch.utils.flop_counter`` counts for a step with eager attention, tested; work a
+kernel recomputes, as a flash-attention backward does, is not counted).
 
 Padding is counted (it is executed: length grouping is what removes it; the padded share is
 printed). FLOP/s is measured in steady state: the FLOPs of the steps from the ``--warmup``-th
@@ -318,9 +321,9 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--sampling",
         default="group_by_length",
-        help="--train_sampling_strategy (random: the Trainer's default).",
+        help="--train_sampling_strategy (the Trainer's default: random).",
     )
-    parser.add_argument("--optim", default="adamw_torch_fused", help="--optim (adamw_torch: the Trainer's).")
+    parser.add_argument("--optim", default="adamw_torch_fused", help="--optim (adamw_torch: unfused).")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CPU threads per process.")
     parser.add_argument("--num_processes", type=int, default=1, help="Processes (one per GPU).")
     parser.add_argument(
@@ -347,7 +350,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         torch.set_num_threads(args.threads)
     peak = matmul_peak_flops(device, PRECISION_DTYPES[args.precision])
     print(f"machine: {describe_machine()}")
-    print(f"matmul peak of one {device.type} device at {args.precision} precision: {peak / 1e9:,.0f} GFLOP/s")
+    dtype = str(PRECISION_DTYPES[args.precision]).removeprefix("torch.")
+    print(f"matmul peak of one {device.type} device in {dtype}: {peak / 1e9:,.0f} GFLOP/s")
     print(
         f"training: {device.type.upper()}, {args.num_processes} process(es) x {args.threads} threads, "
         f"model {args.model}, batch {args.batch_size}, {args.steps} steps ({args.warmup} warm-up), "
