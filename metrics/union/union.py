@@ -193,8 +193,12 @@ def _load_checkpoint(source: str, revision: str | None, name: str):
             source, use_safetensors=True, dtype=torch.float32, **kwargs
         ).eval()
     except (OSError, ValueError) as error:
-        where = "the local folder" if os.path.isdir(source) else "the Hugging Face Hub"
-        cause = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        where = (
+            "the local folder"
+            if os.path.isdir(source)
+            else "the Hugging Face Hub (there is no local folder of that name either)"
+        )
+        cause = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else type(error).__name__
         raise CheckpointError(
             f"Cannot load the UNION checkpoint {name!r} ({source}) from {where}: {cause}. "
             f"A UNION checkpoint is a sequence classifier with safetensors weights, a config and a "
