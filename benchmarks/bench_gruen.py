@@ -28,18 +28,17 @@ import math
 import multiprocessing
 import random
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path  # noqa: E402
+from benchmarks.shared_data import shared_data_dir  # noqa: E402
+from story_quality import metric_path  # noqa: E402
 
-SHARED_STORIES = REPO.parent / "shared" / "data" / "union-roc" / "reference.txt"
+SHARED_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 
 
 def build_models(root: Path, tokenizer_source: str) -> dict[str, str]:
@@ -73,9 +72,8 @@ def release_procedure(texts: list[str], models: dict[str, str]) -> list[float]:
     """The release's steps: reload per call, one sentence at a time, CoLA padded to 128."""
     import difflib
 
+    from story_quality.metrics.gruen.preprocessing import text_to_sentences
     from transformers import AutoModelForMaskedLM, AutoModelForSequenceClassification, AutoTokenizer
-
-    from metrics.gruen.preprocessing import text_to_sentences
 
     texts = [text_to_sentences(t) for t in texts]
     tok = AutoTokenizer.from_pretrained(models["lm_model"])
@@ -133,7 +131,7 @@ def metric_procedure(
     import evaluate
 
     evaluate.utils.logging.disable_progress_bar()
-    metric = evaluate.load(str(REPO / "metrics" / "gruen"))
+    metric = evaluate.load(metric_path("gruen"))
     result = metric.compute(
         predictions=texts, lm_scoring=lm_scoring, batch_size=batch_size, device="cpu", **models
     )
@@ -145,9 +143,8 @@ def metric_procedure(
 
 def one_mask_at_a_time(texts: list[str], models: dict[str, str]) -> list[float]:
     """Pseudo-log-likelihood the slow way: one forward pass per masked token, full LM head."""
+    from story_quality.metrics.gruen.preprocessing import text_to_sentences
     from transformers import AutoModelForMaskedLM, AutoTokenizer
-
-    from metrics.gruen.preprocessing import text_to_sentences
 
     tok = AutoTokenizer.from_pretrained(models["lm_model"])
     lm = AutoModelForMaskedLM.from_pretrained(models["lm_model"]).eval()
@@ -167,9 +164,9 @@ def one_mask_at_a_time(texts: list[str], models: dict[str, str]) -> list[float]:
 
 
 def batched_pll(texts: list[str], models: dict[str, str], batch_size: int) -> list[float]:
-    from metrics.gruen.grammaticality import pll_nll_scores
-    from metrics.gruen.model_loading import load_model
-    from metrics.gruen.preprocessing import text_to_sentences
+    from story_quality.metrics.gruen.grammaticality import pll_nll_scores
+    from story_quality.metrics.gruen.model_loading import load_model
+    from story_quality.metrics.gruen.preprocessing import text_to_sentences
 
     lm = load_model("lm", models["lm_model"], None, torch.device("cpu"))
     return pll_nll_scores(lm, [s for t in texts for s in text_to_sentences(t)], batch_size)

@@ -18,12 +18,10 @@ import pathlib
 import time
 
 import datasets
-
-from benchmarks.machine import describe_machine, timed
-from metrics.union.story_text import ROC_STORIES
-from training.corruptions import CorruptionContext, StoryRandom, corrupt
-from training.lexicon import Lexicon
-from training.negative_sampling import (
+from story_quality.metrics.union.story_text import ROC_STORIES
+from story_quality.training.corruptions import CorruptionContext, StoryRandom, corrupt
+from story_quality.training.lexicon import Lexicon
+from story_quality.training.negative_sampling import (
     DatasetDonors,
     as_story,
     build_union_dataset,
@@ -31,9 +29,10 @@ from training.negative_sampling import (
     prepare_batch,
 )
 
-DEFAULT_STORIES = (
-    pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "union-roc" / "reference.txt"
-)
+from benchmarks.machine import describe_machine, timed
+from benchmarks.shared_data import shared_data_dir
+
+DEFAULT_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 ROC_TRAIN_STORIES = 90_000
 
 

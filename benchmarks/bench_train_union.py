@@ -200,7 +200,7 @@ class ForwardRecorder:
         return recording_forward
 
     def note(self, model: Any, input_ids: torch.Tensor, mask: torch.Tensor, targets: Any) -> None:
-        from training.union_model import IGNORE_INDEX
+        from story_quality.training.union_model import IGNORE_INDEX
 
         if input_ids.is_cuda:
             start: Any = torch.cuda.Event(enable_timing=True)
@@ -234,8 +234,8 @@ class ForwardRecorder:
 
 def record_training(record_path: str, train_argv: Sequence[str]) -> None:
     """``train_union.main(train_argv)`` with its training forwards recorded to ``record_path.RANK``."""
-    from training import train_union
-    from training.union_model import BertForUnionTraining
+    from story_quality.training import train_union
+    from story_quality.training.union_model import BertForUnionTraining
 
     recorder = ForwardRecorder()
     original = BertForUnionTraining.forward

@@ -26,24 +26,24 @@ import pathlib
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 import datasets  # noqa: E402
-import evaluate  # noqa: E402
+from story_quality.metrics.union.story_text import ROC_STORIES  # noqa: E402
+from story_quality.training.build_union_data import technique_probs_argument  # noqa: E402
+from story_quality.training.corpora import load_stories  # noqa: E402
+from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
+from story_quality.training.negative_sampling import build_union_dataset  # noqa: E402
 
 from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown  # noqa: E402
 from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
-from metrics.union.story_text import ROC_STORIES  # noqa: E402
-from training.build_union_data import technique_probs_argument  # noqa: E402
-from training.corpora import load_stories  # noqa: E402
-from training.negative_sampling import build_union_dataset  # noqa: E402
+from benchmarks.shared_data import shared_data_dir  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data" / "union-roc"
+DATA = shared_data_dir() / "union-roc"
 
 
 def first_sentence(story: str) -> str:
@@ -228,18 +228,6 @@ def main() -> None:
         )
     )
     print(table)
-
-
-def score_stories(checkpoint: pathlib.Path, stories: Sequence[str]) -> list[float]:
-    """The ``union`` metric's scores of ``stories`` under a local checkpoint."""
-    evaluate.logging.disable_progress_bar()
-    union = evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint.resolve()))
-    return union.compute(predictions=list(stories))["scores"]
-
-
-def write_scores(path: pathlib.Path, scores: Sequence[float]) -> None:
-    """One score per line, in annotation order: the format ``benchmarks.correlation --metric`` reads."""
-    path.write_text("\n".join(f"{s:.8f}" for s in scores) + "\n")
 
 
 def _has_gpu() -> bool:

@@ -24,10 +24,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
+from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
+from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
 
 from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown  # noqa: E402
-from benchmarks.union_roc_offline import DATA, score_stories, write_scores  # noqa: E402
-from training.average_checkpoints import average_checkpoints  # noqa: E402
+from benchmarks.shared_data import shared_data_dir  # noqa: E402
 
 
 def main() -> None:
@@ -36,7 +37,12 @@ def main() -> None:
     )
     parser.add_argument("checkpoints", nargs="+", type=pathlib.Path, help="two or more run checkpoints")
     parser.add_argument("--output-dir", type=pathlib.Path, required=True)
-    parser.add_argument("--data-dir", type=pathlib.Path, default=DATA, help="UNION's ROC evaluation data")
+    parser.add_argument(
+        "--data-dir",
+        type=pathlib.Path,
+        default=shared_data_dir() / "union-roc",
+        help="UNION's ROC evaluation data",
+    )
     args = parser.parse_args()
     out = args.output_dir
     annotations = read_annotations(args.data_dir / "ant_data.txt", args.data_dir / "ant_data_all.txt")

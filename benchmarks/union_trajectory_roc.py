@@ -25,12 +25,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
+from story_quality.metrics.union.story_text import ROC_STORIES  # noqa: E402
+from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
+from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
+from story_quality.training.union_model import export_trainer_checkpoint  # noqa: E402
 
 from benchmarks.correlation import correlate, read_annotations  # noqa: E402
-from benchmarks.union_roc_offline import DATA, score_stories, write_scores  # noqa: E402
-from metrics.union.story_text import ROC_STORIES  # noqa: E402
-from training.average_checkpoints import average_checkpoints  # noqa: E402
-from training.union_model import export_trainer_checkpoint  # noqa: E402
+from benchmarks.shared_data import shared_data_dir  # noqa: E402
 
 CHECKPOINT = re.compile(r"checkpoint-(\d+)")
 
@@ -50,7 +51,12 @@ def main() -> None:
     parser.add_argument(
         "--tail", type=int, default=0, metavar="K", help="also average the last K checkpoints"
     )
-    parser.add_argument("--data-dir", type=pathlib.Path, default=DATA, help="UNION's ROC evaluation data")
+    parser.add_argument(
+        "--data-dir",
+        type=pathlib.Path,
+        default=shared_data_dir() / "union-roc",
+        help="UNION's ROC evaluation data",
+    )
     args = parser.parse_args()
     checkpoints = trainer_checkpoints(args.run_dir) if args.run_dir.is_dir() else []
     if not checkpoints:

@@ -231,7 +231,9 @@ def copy_repository(root: pathlib.Path, target: pathlib.Path) -> None:
 
 def check_imports_come_from(copy: pathlib.Path, env: dict[str, str]) -> None:
     """The copy's packages, not the editable install's, must be the ones imported there."""
-    probe = "import metrics, training; print(metrics.__file__); print(training.__file__)"
+    probe = (
+        "import story_quality.metrics as m, story_quality.training as t; print(m.__file__); print(t.__file__)"
+    )
     out = subprocess.run([sys.executable, "-c", probe], cwd=copy, env=env, capture_output=True, text=True)
     paths = out.stdout.split()
     if (

@@ -11,10 +11,8 @@ import evaluate
 import pytest
 import torch
 from safetensors.torch import load_file
-from tiny_models import save_union_checkpoint
-
-from metrics.union.story_text import ROC_STORIES
-from training.average_checkpoints import (
+from story_quality.metrics.union.story_text import ROC_STORIES
+from story_quality.training.average_checkpoints import (
     MEMBERS_FILE,
     MIN_ALIGNMENT,
     CheckpointMismatch,
@@ -23,6 +21,7 @@ from training.average_checkpoints import (
     least_aligned,
     main,
 )
+from tiny_models import save_union_checkpoint
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 STORIES = [

@@ -6,9 +6,8 @@ import sys
 
 import datasets
 import pytest
-
-from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS
-from training import build_union_data
+from story_quality.metrics.union.story_text import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS
+from story_quality.training import build_union_data
 
 STORY = (
     "{name} went to the park. {name} saw a dog. The dog was happy. {name} threw a ball. They played all day."
@@ -17,7 +16,7 @@ STORY = (
 
 def test_help_explains_the_tool():
     result = subprocess.run(
-        [sys.executable, "-m", "training.build_union_data", "--help"],
+        [sys.executable, "-m", "story_quality.training.build_union_data", "--help"],
         capture_output=True,
         text=True,
         check=True,

@@ -5,10 +5,9 @@ import json
 
 import datasets
 import pytest
-
-from metrics.union.story_text import split_sentences
-from training import corpora
-from training.corpora import cut_story, load_stories, writing_prompts_text
+from story_quality.metrics.union.story_text import split_sentences
+from story_quality.training import corpora
+from story_quality.training.corpora import cut_story, load_stories, writing_prompts_text
 
 STORIES = ["Ken went home. He slept. He woke up.", "Mary sang. It rained. She left."]
 

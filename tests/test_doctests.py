@@ -8,11 +8,11 @@ import importlib
 import pytest
 
 MODULES = [
-    "training.union_model",
-    "metrics.gruen.redundancy",
-    "metrics.gruen.preprocessing",
-    "training.model_cards",
-    "training.train_cola",
+    "story_quality.training.union_model",
+    "story_quality.metrics.gruen.redundancy",
+    "story_quality.metrics.gruen.preprocessing",
+    "story_quality.training.model_cards",
+    "story_quality.training.train_cola",
 ]
 
 

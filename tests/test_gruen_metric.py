@@ -9,12 +9,11 @@ import evaluate
 import pytest
 import torch
 from conftest import REPO
+from story_quality.metrics.gruen import gruen as gruen_module
+from story_quality.metrics.gruen.grammaticality import cola_scores, reference_lm_scores
+from story_quality.metrics.gruen.model_loading import load_model
+from story_quality.metrics.gruen.preprocessing import text_to_sentences
 from test_gruen_support import directory_digest, save_all
-
-from metrics.gruen import gruen as gruen_module
-from metrics.gruen.grammaticality import cola_scores, reference_lm_scores
-from metrics.gruen.model_loading import load_model
-from metrics.gruen.preprocessing import text_to_sentences
 
 TEXTS = [
     "The dog went home. It was very happy. Then the dog ate a big apple.",

@@ -6,9 +6,8 @@ import pytest
 import yaml
 from huggingface_hub import EvalResult, ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
-
-from training.hub_push import PushError, push_checkpoint
-from training.model_cards import (
+from story_quality.training.hub_push import PushError, push_checkpoint
+from story_quality.training.model_cards import (
     CARD_TEMPLATES,
     HUB_CARDS_DIR,
     render_model_card,

@@ -4,11 +4,15 @@ import json
 
 import datasets
 import pytest
-
-from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS, StoryNormalization
-from training.corruptions import TECHNIQUE_PROBS
-from training.lexicon import Lexicon
-from training.negative_sampling import (
+from story_quality.metrics.union.story_text import (
+    CONFIG_KEY,
+    ROC_STORIES,
+    WRITING_PROMPTS,
+    StoryNormalization,
+)
+from story_quality.training.corruptions import TECHNIQUE_PROBS
+from story_quality.training.lexicon import Lexicon
+from story_quality.training.negative_sampling import (
     LABELS,
     build_union_dataset,
     clean_text,

@@ -10,8 +10,7 @@ import math
 from collections import Counter
 
 import pytest
-
-from training.corruptions import (
+from story_quality.training.corruptions import (
     PARTIAL_REPETITION,
     CorruptionContext,
     KeywordTable,
@@ -25,9 +24,9 @@ from training.corruptions import (
     repeat_partially,
     substitute,
 )
-from training.lexicon import Lexicon
-from training.morphology import verb_lemma
-from training.negation import negate
+from story_quality.training.lexicon import Lexicon
+from story_quality.training.morphology import verb_lemma
+from story_quality.training.negation import negate
 
 # The UNION paper's numbers (REFERENCE.md), written out rather than read from the module under test.
 PAPER_COUNT_PROBS = {1: 0.5, 2: 0.2, 3: 0.2, 4: 0.1}

@@ -5,11 +5,10 @@ import logging
 import pathlib
 
 import pytest
-
-from training import nltk_resources
-from training.lexicon import Lexicon, load_conceptnet
-from training.morphology import inflect, verb_lemma
-from training.pos_heuristic import heuristic_pos_tag
+from story_quality.training import nltk_resources
+from story_quality.training.lexicon import Lexicon, load_conceptnet
+from story_quality.training.morphology import inflect, verb_lemma
+from story_quality.training.pos_heuristic import heuristic_pos_tag
 
 DEBIAN = pathlib.Path(nltk_resources.DEBIAN_WORDNET_DIR)
 
@@ -115,7 +114,7 @@ def test_missing_debian_wordnet_is_an_error_when_asked_for_and_a_single_warning_
     monkeypatch.setattr(nltk_resources, "_warned", set())
     with pytest.raises(LookupError, match="wordnet-base"):
         nltk_resources.find_wordnet("debian", str(tmp_path))
-    with caplog.at_level(logging.WARNING, logger="training.nltk_resources"):
+    with caplog.at_level(logging.WARNING, logger="story_quality.training.nltk_resources"):
         assert nltk_resources.find_wordnet("auto", str(tmp_path)) == (None, "none")
         assert nltk_resources.find_wordnet("auto", str(tmp_path)) == (None, "none")
     assert sum("WordNet is not installed" in r.message for r in caplog.records) == 1
@@ -139,7 +138,13 @@ def test_debian_wordnet_files_are_readable_by_nltk(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "module", ["training.morphology", "training.pos_heuristic", "training.negation", "training.corpora"]
+    "module",
+    [
+        "story_quality.training.morphology",
+        "story_quality.training.pos_heuristic",
+        "story_quality.training.negation",
+        "story_quality.training.corpora",
+    ],
 )
 def test_docstring_examples(module):
     import doctest

@@ -15,9 +15,7 @@ below and just above each threshold, so a changed number changes the outcome; st
 from __future__ import annotations
 
 import pytest
-from test_negative_sampling_corruptions import ListDonors, ScriptedRandom, as_story, text_of
-
-from training.corruptions import (
+from story_quality.training.corruptions import (
     CorruptionContext,
     KeywordTable,
     StoryRandom,
@@ -28,7 +26,8 @@ from training.corruptions import (
     repeat,
     substitute,
 )
-from training.lexicon import Lexicon
+from story_quality.training.lexicon import Lexicon
+from test_negative_sampling_corruptions import ListDonors, ScriptedRandom, as_story, text_of
 
 SEVEN = [
     "ken went to the park .",

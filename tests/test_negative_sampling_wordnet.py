@@ -12,11 +12,10 @@ import pathlib
 
 import nltk
 import pytest
+from story_quality.training import nltk_resources
+from story_quality.training.corruptions import CorruptionContext, KeywordTable, substitute
+from story_quality.training.lexicon import Lexicon
 from test_negative_sampling_corruptions import STORY, ListDonors, ScriptedRandom, as_story, text_of
-
-from training import nltk_resources
-from training.corruptions import CorruptionContext, KeywordTable, substitute
-from training.lexicon import Lexicon
 
 FIXTURE = pathlib.Path(__file__).resolve().parent / "fixtures" / "wordnet"
 DEBIAN = pathlib.Path(nltk_resources.DEBIAN_WORDNET_DIR)

@@ -5,8 +5,7 @@ import math
 import random
 
 import pytest
-
-from training.related_stories import nearest_stories
+from story_quality.training.related_stories import nearest_stories
 
 
 def brute_force(keywords, n):

@@ -14,11 +14,10 @@ import torch
 from conftest import REPO
 from huggingface_hub import ModelCard
 from safetensors.torch import load_file, save_file
+from story_quality.metrics.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
+from story_quality.training import train_cola
 from test_train_union import accelerate_launch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-from metrics.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT
-from training import train_cola
 
 MAX_LENGTH = 32
 
@@ -86,7 +85,7 @@ def test_card_records_the_run(trained):
         "matthews_correlation": reported["eval_matthews_correlation"],
         "accuracy": reported["eval_accuracy"],
     }
-    assert card.data.model_name == COLA_CHECKPOINT.split("/")[-1]
+    assert card.data.model_name == PROJECT_COLA_CHECKPOINT.split("/")[-1]
     assert "- training sentences: 32" in card.text and "| optimisation steps | 4 |" in card.text
     assert "Zhu" in card.text and "Warstadt" in card.text
 
@@ -126,6 +125,37 @@ def test_local_files_need_both_splits_and_cola_columns(tmp_path):
     )
     with pytest.raises(ValueError, match=r"validation split lacks column\(s\) \['sentence'\]"):
         train_cola.load_cola(arguments)
+
+
+def test_cola_raw_release_files_are_read_and_joined_and_bad_lines_named(tmp_path):
+    (tmp_path / "in_domain_train.tsv").write_text("gj04\t1\t\tThe dog barked.\nr-67\t0\t*\tDog the barked.\n")
+    (tmp_path / "in_dev.tsv").write_text("bc01\t1\t\tShe left.\n")
+    (tmp_path / "out_dev.tsv").write_text("c-05\t0\t*\tLeft she the.\n\nc-05\t1\t\tWe sang.\n")
+    arguments = train_cola.ColaArguments(
+        train_file=str(tmp_path / "in_domain_train.tsv"),
+        validation_file=f"{tmp_path / 'in_dev.tsv'},{tmp_path / 'out_dev.tsv'}",
+    )
+    cola = train_cola.load_cola(arguments)
+    assert cola["train"]["sentence"] == ["The dog barked.", "Dog the barked."] and cola["train"]["label"] == [
+        1,
+        0,
+    ]
+    assert cola["validation"]["sentence"] == ["She left.", "Left she the.", "We sang."]
+    assert cola["validation"]["label"] == [1, 0, 1]
+
+    (tmp_path / "bad.tsv").write_text("gj04\t1\t\tFine.\ngj04\tyes\t\tNot a label.\n")
+    with pytest.raises(ValueError, match=r"bad\.tsv, line 2: expected CoLA's 4 tab-separated columns"):
+        train_cola.read_cola_tsv(str(tmp_path / "bad.tsv"))
+    (tmp_path / "latin1.tsv").write_bytes(b"gj04\t1\t\tCaf\xe9.\n")
+    with pytest.raises(ValueError, match=r"latin1\.tsv is not UTF-8"):
+        train_cola.read_cola_tsv(str(tmp_path / "latin1.tsv"))
+    (tmp_path / "mixed.jsonl").write_text("")
+    with pytest.raises(ValueError, match="must share one of"):
+        train_cola.load_cola(
+            train_cola.ColaArguments(
+                train_file=str(tmp_path / "in_dev.tsv"), validation_file=str(tmp_path / "mixed.jsonl")
+            )
+        )
 
 
 def test_defaults_are_glue_cola_and_the_gruen_hub_id():

@@ -19,10 +19,9 @@ from conftest import REPO
 from huggingface_hub import ModelCard
 from safetensors import safe_open
 from scipy import stats
+from story_quality.metrics.union.story_text import CONFIG_KEY, PLACEHOLDERS, ROC_STORIES, WRITING_PROMPTS
+from story_quality.training import train_union
 from transformers import AutoTokenizer, BertForMaskedLM, BertForSequenceClassification, BertTokenizer
-
-from metrics.union.story_text import CONFIG_KEY, PLACEHOLDERS, ROC_STORIES, WRITING_PROMPTS
-from training import train_union
 
 MAX_LENGTH = 48
 # A base vocabulary without the name placeholders: training must add them and grow the model.
@@ -261,7 +260,7 @@ def test_dataset_with_wrong_labels_is_rejected(tmp_path):
 
 
 def test_stories_are_negative_sampled_on_the_fly_with_the_recorded_normalisation(tmp_path):
-    pytest.importorskip("training.negative_sampling")
+    pytest.importorskip("story_quality.training.negative_sampling")
     rng = random.Random(2)
     stories = [" ".join(s.capitalize() for s in story(rng)) for _ in range(6)]
     (tmp_path / "stories.jsonl").write_text("".join(json.dumps({"text": s}) + "\n" for s in stories))
@@ -345,8 +344,9 @@ def test_run_with_a_linear_probe_stage_records_it_in_the_model_card(workdir):
 
 
 def test_a_kept_checkpoint_exports_as_the_classifier_the_run_published(trained, tmp_path):
+    from story_quality.training.union_model import export_trainer_checkpoint
+
     from benchmarks.union_trajectory_roc import trainer_checkpoints
-    from training.union_model import export_trainer_checkpoint
 
     assert [step for step, _ in trainer_checkpoints(trained)] == [3, STEPS]  # by step, not by name
     exported = export_trainer_checkpoint(trained / f"checkpoint-{STEPS}", tmp_path / "e", ROC_STORIES)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 import transformers
+from story_quality.metrics.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
+from story_quality.metrics.union.scoring import pad_batch
 from tiny_models import bert_config
-
-from metrics.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from metrics.union.scoring import pad_batch
 
 
 @pytest.fixture

@@ -8,10 +8,8 @@ import pytest
 import tiny_models
 import torch
 from safetensors import safe_open
-from transformers import BertForSequenceClassification, BertTokenizer
-
-from metrics.union.story_text import CONFIG_KEY, ROC_STORIES
-from training.union_model import (
+from story_quality.metrics.union.story_text import CONFIG_KEY, ROC_STORIES
+from story_quality.training.union_model import (
     IGNORE_INDEX,
     BertForUnionTraining,
     UnionDataCollator,
@@ -19,6 +17,7 @@ from training.union_model import (
     encode_union_examples,
     export_classifier,
 )
+from transformers import BertForSequenceClassification, BertTokenizer
 
 EXAMPLES = {
     "text": [

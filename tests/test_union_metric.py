@@ -13,11 +13,10 @@ import evaluate
 import pytest
 import torch
 import transformers
+from story_quality.metrics.union import union as union_module
+from story_quality.metrics.union.checkpoints import PUBLISHED_CHECKPOINTS, resolve_checkpoint
+from story_quality.metrics.union.story_text import ROC_STORIES, StoryNormalization
 from tiny_models import save_union_checkpoint
-
-from metrics.union import union as union_module
-from metrics.union.checkpoints import PUBLISHED_CHECKPOINTS, resolve_checkpoint
-from metrics.union.story_text import ROC_STORIES, StoryNormalization
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 METRIC = str(REPO / "metrics" / "union")
@@ -258,7 +257,9 @@ def test_card_examples_run_as_doctests(checkpoint):
         evaluate.logging.enable_progress_bar()
 
 
-@pytest.mark.parametrize("module", ["metrics.union.story_text", "metrics.union.checkpoints"])
+@pytest.mark.parametrize(
+    "module", ["story_quality.metrics.union.story_text", "story_quality.metrics.union.checkpoints"]
+)
 def test_module_doctests(module):
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0

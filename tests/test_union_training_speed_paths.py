@@ -8,17 +8,17 @@ import inspect
 import pytest
 import tiny_models
 import torch
-from torch.nn import functional as F
-from torch.utils.flop_counter import FlopCounterMode
-
-from benchmarks import bench_train_union as bench
-from training import train_union, union_model
-from training.union_model import (
+from story_quality.training import train_union, union_model
+from story_quality.training.union_model import (
     IGNORE_INDEX,
     BertForUnionTraining,
     UnionDataCollator,
     encode_union_examples,
 )
+from torch.nn import functional as F
+from torch.utils.flop_counter import FlopCounterMode
+
+from benchmarks import bench_train_union as bench
 
 EXAMPLES = {
     "text": [

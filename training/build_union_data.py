@@ -23,9 +23,8 @@ import pathlib
 import sys
 
 import datasets
-
-from metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
-from training.corpora import (
+from story_quality.metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
+from story_quality.training.corpora import (
     LOCAL_SUFFIXES,
     ROC_STORIES_HUB_ID,
     WRITING_PROMPTS_HUB_ID,
@@ -33,9 +32,9 @@ from training.corpora import (
     load_stories,
     read_held_out_stories,
 )
-from training.corruptions import parse_technique_probs
-from training.lexicon import Lexicon
-from training.negative_sampling import build_union_copies, read_summary
+from story_quality.training.corruptions import parse_technique_probs
+from story_quality.training.lexicon import Lexicon
+from story_quality.training.negative_sampling import build_union_copies, read_summary
 
 NORMALIZATIONS = {**NAMED_NORMALIZATIONS, "none": StoryNormalization()}
 SUMMARY_FILE = "union_build_summary.json"

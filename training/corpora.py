@@ -25,8 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import datasets
-
-from metrics.union.story_text import StoryNormalization, split_sentences
+from story_quality.metrics.union.story_text import StoryNormalization, split_sentences
 
 logger = logging.getLogger(__name__)
 

@@ -17,9 +17,13 @@ import shutil
 
 import torch
 import transformers
-
-from metrics.union.checkpoints import EMBEDDED_FOLDER, MANIFEST, PUBLISHED_CHECKPOINTS, sha256_of
-from metrics.union.story_text import CONFIG_KEY
+from story_quality.metrics.union.checkpoints import (
+    EMBEDDED_FOLDER,
+    MANIFEST,
+    PUBLISHED_CHECKPOINTS,
+    sha256_of,
+)
+from story_quality.metrics.union.story_text import CONFIG_KEY
 
 DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / EMBEDDED_FOLDER
 SIZE_LIMIT_BYTES = 48 * 10**6

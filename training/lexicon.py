@@ -17,8 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from datasets.fingerprint import Hasher
-
-from metrics.union.story_text import PLACEHOLDERS
+from story_quality.metrics.union.story_text import PLACEHOLDERS
 
 from . import nltk_resources
 from .morphology import inflect, irregular_verbs, verb_lemma

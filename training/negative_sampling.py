@@ -29,9 +29,13 @@ from typing import Any
 
 import datasets
 from datasets.fingerprint import Hasher
-
-from metrics.union import story_text
-from metrics.union.story_text import CONFIG_KEY, ROC_STORIES, StoryNormalization, remove_invisible
+from story_quality.metrics.union import story_text
+from story_quality.metrics.union.story_text import (
+    CONFIG_KEY,
+    ROC_STORIES,
+    StoryNormalization,
+    remove_invisible,
+)
 
 from . import corruptions, morphology, negation, pos_heuristic, related_stories
 from . import lexicon as lexicon_module

@@ -3,8 +3,10 @@
     accelerate launch training/train_cola.py --output_dir gruen-cola [--push_to_hub]
 
 Reads GLUE's CoLA from the Hub (``nyu-mll/glue``, config ``cola``) by default, or local
-``--train_file``/``--validation_file`` (JSON lines, CSV or Parquet with ``sentence`` and
-``label`` columns, 1 = acceptable). Reports the Matthews correlation on the validation
+``--train_file``/``--validation_file``: CoLA's own raw release (``.tsv``: source, label, mark,
+sentence; no header), or JSON lines, CSV or Parquet with ``sentence`` and ``label`` columns
+(1 = acceptable). Several files joined by commas are one split (GLUE's validation set is
+``in_domain_dev.tsv,out_of_domain_dev.tsv``). Reports the Matthews correlation on the validation
 split, saves the classifier (safetensors) with its tokenizer and a model card, and
 optionally pushes it. All arguments can also come from one JSON file.
 """
@@ -21,6 +23,22 @@ import datasets
 import numpy as np
 import transformers
 from huggingface_hub import EvalResult
+from story_quality.metrics.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
+from story_quality.training.hub_push import PushError, push_checkpoint
+from story_quality.training.model_cards import (
+    METRIC_PATHS,
+    hub_id_or_none,
+    render_model_card,
+    table_rows,
+    training_recipe,
+    write_model_card,
+)
+from story_quality.training.train_union import (
+    DATA_FILE_BUILDERS,
+    configure_logging,
+    parse_arguments,
+    resume_checkpoint,
+)
 from transformers import (
     AutoModelForSequenceClassification,
     AutoTokenizer,
@@ -30,18 +48,6 @@ from transformers import (
     TrainingArguments,
     set_seed,
 )
-
-from metrics.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT
-from training.hub_push import PushError, push_checkpoint
-from training.model_cards import (
-    METRIC_PATHS,
-    hub_id_or_none,
-    render_model_card,
-    table_rows,
-    training_recipe,
-    write_model_card,
-)
-from training.train_union import DATA_FILE_BUILDERS, configure_logging, parse_arguments, resume_checkpoint
 
 logger = logging.getLogger(__name__)
 
@@ -68,9 +74,14 @@ class ColaArguments:
     dataset_config: str = field(default="cola", metadata={"help": "Its configuration."})
     train_file: str | None = field(
         default=None,
-        metadata={"help": "Local training sentences (.json/.jsonl/.csv/.parquet: sentence, label)."},
+        metadata={
+            "help": "Local training sentences: CoLA's raw .tsv, or .json/.jsonl/.csv/.parquet with sentence "
+            "and label columns; several files joined by commas."
+        },
     )
-    validation_file: str | None = field(default=None, metadata={"help": "Local validation sentences."})
+    validation_file: str | None = field(
+        default=None, metadata={"help": "Local validation sentences, in the same format (commas join files)."}
+    )
     max_length: int = field(default=128, metadata={"help": "Word pieces kept per sentence (GRUEN: 128)."})
     max_train_samples: int | None = field(
         default=None, metadata={"help": "Keep only the first N training sentences (quick runs)."}
@@ -129,6 +140,39 @@ def compute_cola_metrics(prediction: transformers.EvalPrediction) -> dict[str, f
     }
 
 
+def read_cola_tsv(path: str) -> datasets.Dataset:
+    r"""CoLA's raw release: tab-separated ``source, label (1 = acceptable), author's mark, sentence``.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+    ...     _ = f.write("gj04\t1\t\tThe dog barked.\ngj04\t0\t*\tDog the barked.\n")
+    >>> read_cola_tsv(f.name).to_dict()
+    {'sentence': ['The dog barked.', 'Dog the barked.'], 'label': [1, 0]}
+    """
+    sentences, labels = [], []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                fields = line.rstrip("\r\n").split("\t")
+                if len(fields) != 4 or fields[1] not in ("0", "1"):
+                    raise ValueError(
+                        f"{path}, line {number}: expected CoLA's 4 tab-separated columns (source, label 0 "
+                        f"or 1, mark, sentence), got {line.strip()[:80]!r}."
+                    )
+                labels.append(int(fields[1]))
+                sentences.append(fields[3])
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not UTF-8 text ({error}).") from error
+    if not sentences:
+        raise ValueError(f"{path} holds no sentences.")
+    return datasets.Dataset.from_dict(
+        {"sentence": sentences, "label": labels},
+        features=datasets.Features({"sentence": datasets.Value("string"), "label": datasets.Value("int64")}),
+    )
+
+
 def load_cola(args: ColaArguments) -> datasets.DatasetDict:
     """CoLA's train and validation splits, from local files when given, else from the Hub."""
     if args.train_file or args.validation_file:
@@ -136,17 +180,23 @@ def load_cola(args: ColaArguments) -> datasets.DatasetDict:
             raise ValueError(
                 "Give both --train_file and --validation_file, or neither (then the Hub's CoLA)."
             )
-        files = {"train": args.train_file, "validation": args.validation_file}
-        extensions = {os.path.splitext(f)[1].lower() for f in files.values()}
-        builders = {DATA_FILE_BUILDERS.get(e) for e in extensions}
+        files = {"train": args.train_file.split(","), "validation": args.validation_file.split(",")}
+        extensions = {os.path.splitext(f)[1].lower() for paths in files.values() for f in paths}
+        known = {**DATA_FILE_BUILDERS, ".tsv": "cola-raw"}
+        builders = {known.get(e) for e in extensions}
         if len(builders) != 1 or None in builders:
-            raise ValueError(
-                f"--train_file/--validation_file must share one of {sorted(DATA_FILE_BUILDERS)}."
-            )
+            raise ValueError(f"--train_file/--validation_file must share one of {sorted(known)}.")
         builder = builders.pop()  # each split on its own, so a bad file is named, not a schema clash
         cola = {
-            split: datasets.load_dataset(builder, data_files=path, split="train")
-            for split, path in files.items()
+            split: datasets.concatenate_datasets(
+                [
+                    read_cola_tsv(path)
+                    if builder == "cola-raw"
+                    else datasets.load_dataset(builder, data_files=path, split="train")
+                    for path in paths
+                ]
+            )
+            for split, paths in files.items()
         }
     else:
         cola = datasets.load_dataset(args.dataset_name, args.dataset_config)
@@ -167,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     cola_args, args = parse_arguments(parser, argv)
     configure_logging(args, logger)
     push, args.push_to_hub = args.push_to_hub, False
-    repo_id = args.hub_model_id or COLA_CHECKPOINT
+    repo_id = args.hub_model_id or PROJECT_COLA_CHECKPOINT
     checkpoint = resume_checkpoint(args)
     set_seed(args.seed)
 
@@ -212,7 +262,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     dataset_text = (
         f"{cola_args.dataset_name} ({cola_args.dataset_config})"
         if not cola_args.train_file
-        else f"{os.path.basename(cola_args.train_file)} / {os.path.basename(cola_args.validation_file or '')}"
+        else " / ".join(
+            "+".join(os.path.basename(p) for p in paths.split(","))
+            for paths in (cola_args.train_file, cola_args.validation_file or "")
+        )
     )
     facts = {
         "data": dataset_text,
@@ -274,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
 
 
 def gruen_citation() -> str:
-    from metrics.gruen.gruen import _CITATION
+    from story_quality.metrics.gruen.gruen import _CITATION
 
     return _CITATION.strip()
 

@@ -34,15 +34,17 @@ import numpy as np
 import transformers
 from accelerate.utils import parse_flag_from_env
 from huggingface_hub import EvalResult
-from scipy import stats
-from transformers import AutoTokenizer, HfArgumentParser, Trainer, TrainingArguments, set_seed
-from transformers.trainer_utils import get_last_checkpoint
-
-from metrics.union.checkpoints import PUBLISHED_CHECKPOINTS
-from metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
-from training.annotations import AnnotatedStories, read_annotations
-from training.hub_push import PushError, push_checkpoint
-from training.model_cards import (
+from story_quality.metrics.union.checkpoints import PUBLISHED_CHECKPOINTS
+from story_quality.metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
+from story_quality.training.evaluation import (
+    METHODS,
+    AnnotatedStories,
+    correlate,
+    read_annotations,
+    score_stories,
+)
+from story_quality.training.hub_push import PushError, push_checkpoint
+from story_quality.training.model_cards import (
     METRIC_PATHS,
     hub_id_or_none,
     render_model_card,
@@ -50,7 +52,7 @@ from training.model_cards import (
     training_recipe,
     write_model_card,
 )
-from training.union_model import (
+from story_quality.training.union_model import (
     DEFAULT_RECONSTRUCTION_WEIGHT,
     ID2LABEL,
     LABEL2ID,
@@ -60,6 +62,8 @@ from training.union_model import (
     encode_union_examples,
     export_classifier,
 )
+from transformers import AutoTokenizer, HfArgumentParser, Trainer, TrainingArguments, set_seed
+from transformers.trainer_utils import get_last_checkpoint
 
 logger = logging.getLogger(__name__)
 
@@ -245,8 +249,8 @@ def load_pairs(
             raise ValueError(f"{source!r}: label must be 0 (perturbed) or 1 (human), found {sorted(labels)}.")
         check_normalization(table, source, normalization)
         return table
-    from training.corpora import load_stories
-    from training.negative_sampling import build_union_dataset
+    from story_quality.training.corpora import load_stories
+    from story_quality.training.negative_sampling import build_union_dataset
 
     if table is not None and os.path.isdir(source):
         column = data.text_column or "text"
@@ -266,7 +270,7 @@ def load_pairs(
 
 def check_normalization(pairs: datasets.Dataset, source: str, normalization: StoryNormalization) -> None:
     """Refuse pairs built with another normalisation than the one the checkpoint will record."""
-    from training.negative_sampling import normalization_of
+    from story_quality.training.negative_sampling import normalization_of
 
     try:
         built_with = normalization_of(pairs)
@@ -304,25 +308,6 @@ def read_annotated_file(path: str) -> AnnotatedStories:
     if len(annotated) < 3:
         raise ValueError(f"{path}: {len(annotated)} annotated stories; correlations need at least 3.")
     return annotated
-
-
-def correlations(scores: Sequence[float], human: Sequence[float]) -> dict[str, float]:
-    """Pearson, Spearman and Kendall (tau-b) correlation of metric scores with human scores."""
-    return {
-        "pearson": float(stats.pearsonr(scores, human)[0]),
-        "spearman": float(stats.spearmanr(scores, human)[0]),
-        "kendall": float(stats.kendalltau(scores, human)[0]),
-    }
-
-
-def score_stories(checkpoint_dir: str, stories: Sequence[str], batch_size: int, device: Any) -> list[float]:
-    """Score a saved checkpoint with the ``union`` metric itself: what users will get, to the digit."""
-    import evaluate
-
-    import metrics.union
-
-    metric = evaluate.load(os.path.dirname(metrics.union.__file__), os.path.abspath(checkpoint_dir))
-    return metric.compute(predictions=list(stories), batch_size=batch_size, device=str(device))["scores"]
 
 
 def compute_accuracy(prediction: transformers.EvalPrediction) -> dict[str, float]:
@@ -438,8 +423,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         scores = score_stories(
             args.output_dir, list(annotated.stories), args.per_device_eval_batch_size, args.device
         )
-        measured = correlations(scores, annotated.human_scores.tolist())
-        annotated_metrics = {f"annotated_{k}": v for k, v in measured.items()}
+        measured = correlate(np.asarray(scores), annotated.human_scores)
+        annotated_metrics = {f"annotated_{k}": measured.coefficient(k) for k in METHODS}
         trainer.log_metrics("annotated", annotated_metrics)
         trainer.save_metrics("annotated", annotated_metrics)
         results.update(annotated_metrics)
@@ -575,7 +560,7 @@ def union_eval_results(
 
 
 def union_citation() -> str:
-    from metrics.union.union import _CITATION
+    from story_quality.metrics.union.union import _CITATION
 
     return _CITATION.strip()
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from story_quality.metrics.union.story_text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
 from torch import nn
 from torch.nn import functional as F
 from transformers import (
@@ -31,8 +32,6 @@ from transformers import (
 )
 from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 from transformers.utils import ModelOutput
-
-from metrics.union.story_text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
 
 IGNORE_INDEX = -100
 ID2LABEL = {0: "perturbed", 1: "human"}

@@ -5,11 +5,20 @@ published metrics, tests differences with Williams' test, and repeats the compar
 robustness sets of UNION's paper. ``python -m benchmarks.correlation --help`` for the CLI.
 """
 
-from training.annotations import AnnotatedStories, AnnotationFormatError, read_annotations, read_scores
+from story_quality.training.evaluation import (
+    AnnotatedStories,
+    AnnotationFormatError,
+    Correlation,
+    WilliamsResult,
+    compare_metrics,
+    correlate,
+    read_annotations,
+    read_scores,
+    williams_test,
+)
 
 from .evaluation import CorrelationReport, evaluate_scores
 from .report import to_markdown, write_biased_png, write_scatter_png
-from .statistics import Correlation, WilliamsResult, compare_metrics, correlate, williams_test
 
 __all__ = [
     "AnnotatedStories",

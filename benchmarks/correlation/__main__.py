@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy
-
-from training.annotations import AnnotationFormatError, read_annotations, read_scores
+from story_quality.training.evaluation import AnnotationFormatError, read_annotations, read_scores
 
 from .evaluation import evaluate_scores
 from .report import to_markdown, write_biased_png, write_json, write_scatter_png

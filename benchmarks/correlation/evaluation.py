@@ -12,8 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
-from training.annotations import AnnotatedStories
+from story_quality.training.evaluation import (
+    METHODS,
+    AnnotatedStories,
+    Correlation,
+    Method,
+    WilliamsResult,
+    coefficient,
+    correlate,
+    williams_test,
+)
 
 from .published import load_published_metrics, oriented_name
 from .robustness import (
@@ -25,7 +33,6 @@ from .robustness import (
     error_type_sets,
     reasonable_vote_counts,
 )
-from .statistics import METHODS, Correlation, Method, WilliamsResult, coefficient, correlate, williams_test
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from training.annotations import read_scores
+from story_quality.training.evaluation import read_scores
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from story_quality.training.evaluation import METHODS
 
 from .evaluation import CorrelationReport
-from .statistics import METHODS
 
 
 def _number(value: float, digits: int = 4) -> str:

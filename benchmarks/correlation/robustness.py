@@ -35,8 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from training.annotations import ERROR_TYPES, AnnotatedStories
+from story_quality.training.evaluation import ERROR_TYPES, AnnotatedStories
 
 BIASED_SET_LEVELS: tuple[int, ...] = tuple(range(1, 9))
 BIASED_SET_REPEATS = 20

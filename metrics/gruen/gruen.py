@@ -10,7 +10,7 @@ import evaluate
 
 # evaluate copies only the siblings imported here (no comment may follow an import line).
 from .batching import length_sorted_batches
-from .checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT
+from .checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
 from .coherence import coherence_scores
 from .focus import focus_score
 from .grammaticality import LM_SCORINGS
@@ -49,10 +49,12 @@ Args:
         words (empty, blank, one word) scores 0.0 for `gruen` and `grammaticality`, with no
         redundancy or focus penalty.
     lm_model (str): masked LM, Hub id or local directory. Default "google-bert/bert-base-cased".
-    cola_model (str): CoLA classifier (class 1 = acceptable). Default: this project's
-        "story-quality-metrics/gruen-cola-bert-base-cased".
+    cola_model (str): CoLA classifier (class 1 = acceptable). Default "Apucs/bert-fine-tuned-cola"
+        at a pinned commit (bert-base-cased fine-tuned on CoLA, validation MCC 0.5731 by its card;
+        the release's own fine-tune was never published).
     sop_model (str): ALBERT-style model with a sentence-order head. Default "albert/albert-base-v2".
-    lm_revision, cola_revision, sop_revision (str, optional): pinned Hub revisions.
+    lm_revision, cola_revision, sop_revision (str, optional): pinned Hub revisions (the default
+        CoLA model's pinned commit is used when cola_revision is not given).
     coherence (bool): add the structure/coherence term (-SOP loss). Default False, as released.
     lm_scoring (str): "reference" (the release's unmasked LM term; matches published GRUEN)
         or "pll" (the paper's pseudo-log-likelihood, every token masked in turn).
@@ -125,7 +127,7 @@ class Gruen(evaluate.Metric):
         aspects = scorer.score(
             texts,
             lm=(lm_model, lm_revision),
-            cola=(cola_model, cola_revision),
+            cola=(cola_model, default_revision(cola_model, cola_revision)),
             sop=(sop_model, sop_revision) if coherence else None,
             lm_scoring=lm_scoring,
         )

@@ -58,8 +58,10 @@ def load_model(role: str, name: str, revision: str | None, device: torch.device)
         )
     except (OSError, ValueError) as error:
         raise OSError(
-            f"GRUEN could not load its {ROLE_NAMES[role]} from {name!r} (revision {revision!r}): a Hub id "
-            f"or a local directory with safetensors weights and a tokenizer is needed. Cause: {error}"
+            f"GRUEN could not load its {ROLE_NAMES[role]} from {name!r} (revision {revision!r}). "
+            f"Cause: {str(error).strip().rstrip('.')}. Offline, pass a local folder instead: "
+            f"{role}_model='/path/to/folder', holding config.json, a tokenizer and safetensors weights "
+            "(e.g. saved by save_pretrained)."
         ) from error
     model = model.to(device).eval()
     return LoadedModel(tokenizer=tokenizer, model=model, window=model_window(tokenizer, model))

@@ -21,7 +21,7 @@ EMBEDDED_NAME = "default"
 # The installed package that carries the shipped checkpoint as package data. ``evaluate`` runs
 # a copy of the metric script from its module cache, away from the folder, so the folder is
 # found through the installed package rather than beside this file.
-EMBEDDED_PACKAGE = "metrics.union"
+EMBEDDED_PACKAGE = "story_quality.metrics.union"
 EMBEDDED_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped folder's MANIFEST, which lists the sha256 of every other file in it;
