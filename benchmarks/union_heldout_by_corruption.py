@@ -27,7 +27,7 @@ import datasets  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from story_quality.training.evaluation import score_stories  # noqa: E402
-from story_quality.training.train_union import split_held_out  # noqa: E402
+from story_quality.training.union_pairs import split_held_out  # noqa: E402
 
 from benchmarks.machine import describe_machine  # noqa: E402
 

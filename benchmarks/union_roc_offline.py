@@ -33,8 +33,8 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 import datasets  # noqa: E402
 from story_quality.metrics.union.story_text import ROC_STORIES  # noqa: E402
-from story_quality.training.build_union_data import technique_probs_argument  # noqa: E402
 from story_quality.training.corpora import load_stories  # noqa: E402
+from story_quality.training.corruptions import technique_probs_argument  # noqa: E402
 from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
 from story_quality.training.negative_sampling import build_union_dataset  # noqa: E402
 

@@ -20,7 +20,7 @@ from huggingface_hub import ModelCard
 from safetensors import safe_open
 from scipy import stats
 from story_quality.metrics.union.story_text import CONFIG_KEY, PLACEHOLDERS, ROC_STORIES, WRITING_PROMPTS
-from story_quality.training import train_union
+from story_quality.training import run_setup, train_union, union_pairs
 from transformers import AutoTokenizer, BertForMaskedLM, BertForSequenceClassification, BertTokenizer
 
 MAX_LENGTH = 48
@@ -191,7 +191,7 @@ def test_arguments_from_a_json_file(tmp_path):
     parser = train_union.HfArgumentParser(
         (train_union.ModelArguments, train_union.DataArguments, train_union.UnionTrainingArguments)
     )
-    model_args, data_args, args = train_union.parse_arguments(parser, [str(tmp_path / "run.json")])
+    model_args, data_args, args = run_setup.parse_arguments(parser, [str(tmp_path / "run.json")])
     assert (model_args.reconstruction_weight, data_args.normalization, data_args.dataset) == (
         0.0,
         "wp",
@@ -218,20 +218,20 @@ def test_accelerate_launch_cpu_keeps_the_batches_on_the_cpu_of_a_gpu_machine(
     parser = train_union.HfArgumentParser(
         (train_union.ModelArguments, train_union.DataArguments, train_union.UnionTrainingArguments)
     )
-    *_, args = train_union.parse_arguments(parser, argv)
+    *_, args = run_setup.parse_arguments(parser, argv)
     assert args.use_cpu and args.device.type == "cpu"
 
 
 def test_held_out_split_keeps_pairs_together_and_is_seeded(tmp_path):
     write_pairs(tmp_path / "p.jsonl", 30)
     pairs = datasets.load_dataset("json", data_files=str(tmp_path / "p.jsonl"), split="train")
-    train, held = train_union.split_held_out(pairs, 0.2, seed=3)
+    train, held = union_pairs.split_held_out(pairs, 0.2, seed=3)
     assert len(held) == 12 and len(train) == 48
     assert not set(train["story_index"]) & set(held["story_index"])
     assert sorted(held["label"]) == [0] * 6 + [1] * 6
-    assert train_union.split_held_out(pairs, 0.2, seed=3)[1]["text"] == held["text"]
-    assert train_union.split_held_out(pairs, 0.2, seed=4)[1]["story_index"] != held["story_index"]
-    assert train_union.split_held_out(pairs, 0.0, seed=3) == (pairs, None)
+    assert union_pairs.split_held_out(pairs, 0.2, seed=3)[1]["text"] == held["text"]
+    assert union_pairs.split_held_out(pairs, 0.2, seed=4)[1]["story_index"] != held["story_index"]
+    assert union_pairs.split_held_out(pairs, 0.0, seed=3) == (pairs, None)
 
 
 def test_annotated_file_errors_name_the_line(tmp_path):
@@ -256,7 +256,7 @@ def test_dataset_with_wrong_labels_is_rejected(tmp_path):
     (tmp_path / "bad.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     data = train_union.DataArguments(dataset=str(tmp_path / "bad.jsonl"))
     with pytest.raises(ValueError, match=r"label must be 0 \(perturbed\) or 1 \(human\), found \[0, 1, 2\]"):
-        train_union.load_pairs(data.dataset, data, ROC_STORIES, seed=0)
+        union_pairs.load_pairs(data.dataset, data, ROC_STORIES, seed=0)
 
 
 def test_stories_are_negative_sampled_on_the_fly_with_the_recorded_normalisation(tmp_path):
@@ -265,15 +265,15 @@ def test_stories_are_negative_sampled_on_the_fly_with_the_recorded_normalisation
     stories = [" ".join(s.capitalize() for s in story(rng)) for _ in range(6)]
     (tmp_path / "stories.jsonl").write_text("".join(json.dumps({"text": s}) + "\n" for s in stories))
     data = train_union.DataArguments(dataset=str(tmp_path / "stories.jsonl"))
-    pairs = train_union.load_pairs(data.dataset, data, ROC_STORIES, seed=0)
-    assert set(train_union.PAIR_COLUMNS) <= set(pairs.column_names)
+    pairs = union_pairs.load_pairs(data.dataset, data, ROC_STORIES, seed=0)
+    assert set(union_pairs.PAIR_COLUMNS) <= set(pairs.column_names)
     assert sorted(pairs["label"]) == [0] * (len(pairs) // 2) + [1] * (len(pairs) // 2) and len(pairs) >= 2
     assert all(text == text.lower() or "[" in text for text in pairs["text"])
     pairs.save_to_disk(str(tmp_path / "built"))
     data = train_union.DataArguments(dataset=str(tmp_path / "built"))
-    assert len(train_union.load_pairs(data.dataset, data, ROC_STORIES, seed=0)) == len(pairs)
+    assert len(union_pairs.load_pairs(data.dataset, data, ROC_STORIES, seed=0)) == len(pairs)
     with pytest.raises(ValueError, match="built with normalisation"):
-        train_union.load_pairs(data.dataset, data, WRITING_PROMPTS, seed=0)
+        union_pairs.load_pairs(data.dataset, data, WRITING_PROMPTS, seed=0)
 
 
 def test_linear_probe_stage_trains_the_head_alone_then_unfreezes_everything(workdir, tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -72,8 +73,16 @@ USER_SCRIPT = textwrap.dedent(
 
 
 def build_wheel(out: pathlib.Path) -> pathlib.Path:
-    """``pip wheel`` of the repository; without build isolation when setuptools can build alone."""
-    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)]
+    """``pip wheel`` of a copy of the repository (the build writes into its source folder)."""
+    source = out / "source"
+    shutil.copytree(
+        REPO,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "outputs", "build", "dist", "__pycache__", "*.egg-info", ".ruff_cache"
+        ),
+    )
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)]
     setuptools_major = int(importlib.metadata.version("setuptools").split(".")[0])
     if setuptools_major >= 71:  # bdist_wheel built in: nothing to download
         command.insert(4, "--no-build-isolation")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import pathlib
 import sys
 
 import datasets
@@ -32,9 +31,10 @@ from story_quality.training.corpora import (
     load_stories,
     read_held_out_stories,
 )
-from story_quality.training.corruptions import parse_technique_probs
+from story_quality.training.corruptions import technique_probs_argument
 from story_quality.training.lexicon import Lexicon
 from story_quality.training.negative_sampling import build_union_copies, read_summary
+from story_quality.training.output_folders import refuse_existing, written_whole
 
 NORMALIZATIONS = {**NAMED_NORMALIZATIONS, "none": StoryNormalization()}
 SUMMARY_FILE = "union_build_summary.json"
@@ -116,21 +116,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--conceptnet", help="ConceptNet 5 assertions file (.csv or .csv.gz) for keywords/antonyms"
     )
-    parser.add_argument("--output-dir", help="save the dataset here (datasets.save_to_disk)")
+    parser.add_argument(
+        "--output-dir",
+        help="save the dataset here (datasets.save_to_disk); written beside it and moved into place when complete",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an --output-dir that already exists and is not empty",
+    )
     parser.add_argument("--push-to-hub", metavar="REPO_ID", help="push the dataset to this Hub dataset repo")
     parser.add_argument("--private", action="store_true", help="make the pushed Hub repo private")
     args = parser.parse_args(argv)
     if not args.output_dir and not args.push_to_hub:
         parser.error("nothing to do: give --output-dir and/or --push-to-hub")
     return args
-
-
-def technique_probs_argument(text: str) -> dict[str, float]:
-    """argparse ``type=`` for ``--technique-probs``: the parse error becomes the usage message."""
-    try:
-        return parse_technique_probs(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def choose_normalization(name: str, source: str) -> StoryNormalization:
@@ -144,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.copies < 1:
         raise SystemExit(f"--copies must be at least 1, got {args.copies}")
+    if args.output_dir:
+        try:
+            refuse_existing(args.output_dir, args.overwrite)
+        except FileExistsError as error:
+            raise SystemExit(f"error: {error}") from None
     normalization = choose_normalization(args.normalization, args.source[0])
     stories = datasets.concatenate_datasets(
         [
@@ -174,10 +179,9 @@ def main(argv: list[str] | None = None) -> int:
         summary["excluded_shared_contexts"] = {"of": args.exclude_contexts_of, "stories": dropped}
     dataset.info.description = json.dumps(summary, sort_keys=True)
     if args.output_dir:
-        dataset.save_to_disk(args.output_dir)
-        (pathlib.Path(args.output_dir) / SUMMARY_FILE).write_text(
-            json.dumps(summary, indent=2, sort_keys=True)
-        )
+        with written_whole(args.output_dir) as scratch:
+            dataset.save_to_disk(scratch)
+            (scratch / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True))
     if args.push_to_hub:
         dataset.push_to_hub(args.push_to_hub, private=args.private)
     print(json.dumps(summary, indent=2, sort_keys=True))

@@ -33,6 +33,7 @@ for a given seed across versions; choices, samples and shuffles are built on it 
 
 from __future__ import annotations
 
+import argparse
 import bisect
 import dataclasses
 import math
@@ -437,3 +438,11 @@ def corrupt(
 
 def _tokens(story: list[Sentence]) -> list[list[str]]:
     return [tokens for tokens, _ in story]
+
+
+def technique_probs_argument(text: str) -> dict[str, float]:
+    """argparse ``type=`` for ``--technique-probs``: the parse error becomes the usage message."""
+    try:
+        return parse_technique_probs(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

@@ -33,8 +33,9 @@ from story_quality.training.model_cards import (
     training_recipe,
     write_model_card,
 )
-from story_quality.training.train_union import (
+from story_quality.training.run_setup import (
     DATA_FILE_BUILDERS,
+    OutputFolderArguments,
     configure_logging,
     parse_arguments,
     resume_checkpoint,
@@ -92,7 +93,7 @@ class ColaArguments:
 
 
 @dataclass
-class ColaTrainingArguments(TrainingArguments):
+class ColaTrainingArguments(OutputFolderArguments, TrainingArguments):
     """``TrainingArguments`` with the usual GLUE fine-tuning defaults."""
 
     output_dir: str = field(metadata={"help": "Where the checkpoint, its tokenizer and card are written."})

@@ -19,23 +19,17 @@ records the text normalisation, its tokenizer, and a model card with the run's r
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import math
 import os
-import random
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import datasets
 import numpy as np
 import transformers
-from accelerate.utils import parse_flag_from_env
 from huggingface_hub import EvalResult
-from story_quality.metrics.union.checkpoints import PUBLISHED_CHECKPOINTS
-from story_quality.metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
 from story_quality.training.evaluation import (
     METHODS,
     AnnotatedStories,
@@ -52,6 +46,12 @@ from story_quality.training.model_cards import (
     training_recipe,
     write_model_card,
 )
+from story_quality.training.run_setup import (
+    OutputFolderArguments,
+    configure_logging,
+    parse_arguments,
+    resume_checkpoint,
+)
 from story_quality.training.union_model import (
     DEFAULT_RECONSTRUCTION_WEIGHT,
     ID2LABEL,
@@ -62,14 +62,11 @@ from story_quality.training.union_model import (
     encode_union_examples,
     export_classifier,
 )
+from story_quality.training.union_pairs import load_pairs, split_held_out
+from story_quality.training.union_presets import PRESETS
 from transformers import AutoTokenizer, HfArgumentParser, Trainer, TrainingArguments, set_seed
-from transformers.trainer_utils import get_last_checkpoint
 
 logger = logging.getLogger(__name__)
-
-NORMALIZATIONS = NAMED_NORMALIZATIONS
-PAIR_COLUMNS = ("text", "label", "original", "context", "story_index")
-DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
 @dataclass
@@ -101,7 +98,7 @@ class DataArguments:
         metadata={
             "help": "Text normalisation of the stories, recorded in the checkpoint: roc (lowercased, "
             "PTB tokens, name placeholders) or wp (cased, PTB tokens). Also picks the model card.",
-            "choices": sorted(NORMALIZATIONS),
+            "choices": sorted(PRESETS),
         },
     )
     dataset_split: str = field(default="train", metadata={"help": "Split to read from --dataset."})
@@ -134,7 +131,7 @@ class DataArguments:
 
 
 @dataclass
-class UnionTrainingArguments(TrainingArguments):
+class UnionTrainingArguments(OutputFolderArguments, TrainingArguments):
     """``TrainingArguments`` with UNION's defaults (AdamW, lr 5e-5, 10 % warm-up, batch 10)."""
 
     output_dir: str = field(metadata={"help": "Where the checkpoint, its tokenizer and card are written."})
@@ -172,134 +169,7 @@ class UnionTrainingArguments(TrainingArguments):
     )
 
 
-def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tuple[Any, ...]:
-    """Command-line flags, or a single ``.json`` file holding them.
-
-    ``accelerate launch --cpu`` on a machine with a GPU puts the model on the CPU, but
-    ``TrainingArguments`` still picks the GPU for the batches unless ``use_cpu`` is set (a crash
-    in the first embedding lookup); the launcher's choice is passed on as ``use_cpu``.
-    """
-    argv = list(sys.argv[1:] if argv is None else argv)
-    launched_on_cpu = parse_flag_from_env("ACCELERATE_USE_CPU")  # what `accelerate launch --cpu` sets
-    if len(argv) == 1 and argv[0].endswith(".json"):
-        with open(argv[0], encoding="utf-8") as handle:
-            options = json.load(handle)
-        if launched_on_cpu:
-            options.setdefault("use_cpu", True)
-        return parser.parse_dict(options)
-    if launched_on_cpu and not any(arg.split("=")[0] == "--use_cpu" for arg in argv):
-        argv += ["--use_cpu", "true"]
-    return parser.parse_args_into_dataclasses(args=argv)
-
-
-def resume_checkpoint(args: TrainingArguments) -> str | None:
-    """The checkpoint to resume from: the one named, or the newest in ``output_dir`` for 'last'."""
-    wanted = args.resume_from_checkpoint
-    if not wanted:
-        return None
-    if wanted.lower() in ("last", "latest", "true"):
-        found = get_last_checkpoint(args.output_dir) if os.path.isdir(args.output_dir) else None
-        if found is None:
-            raise ValueError(
-                f"--resume_from_checkpoint {wanted}: no checkpoint-* folder in {args.output_dir!r}."
-            )
-        return found
-    if not os.path.isdir(wanted):
-        raise ValueError(f"--resume_from_checkpoint: {wanted!r} is not a folder.")
-    return wanted
-
-
-def configure_logging(args: TrainingArguments, script_logger: logging.Logger) -> None:
-    """Libraries at the Trainer's per-process level; the script's own progress at INFO on the main process."""
-    logging.basicConfig(
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO, stream=sys.stdout
-    )
-    level = args.get_process_log_level()
-    script_logger.setLevel(logging.INFO if args.should_log else level)
-    datasets.utils.logging.set_verbosity(level)
-    transformers.utils.logging.set_verbosity(level)
-
-
 # --- data ------------------------------------------------------------------------------------
-
-
-def _load_table(source: str, split: str) -> datasets.Dataset | None:
-    """A saved dataset or a data file; None when ``source`` is neither (then a corpus name)."""
-    if os.path.isdir(source):
-        loaded = datasets.load_from_disk(source)
-        if isinstance(loaded, datasets.DatasetDict):
-            if split not in loaded:
-                raise ValueError(f"{source!r} has splits {sorted(loaded)}, not {split!r} (--dataset_split).")
-            loaded = loaded[split]
-        return loaded
-    builder = DATA_FILE_BUILDERS.get(os.path.splitext(source)[1].lower())
-    if builder and os.path.isfile(source):
-        return datasets.load_dataset(builder, data_files=source, split="train")
-    return None
-
-
-def load_pairs(
-    source: str, data: DataArguments, normalization: StoryNormalization, seed: int
-) -> datasets.Dataset:
-    """UNION's human/corrupted pairs from ``source``: read as they are, or sampled from stories."""
-    table = _load_table(source, data.dataset_split)
-    if table is not None and set(PAIR_COLUMNS) <= set(table.column_names):
-        labels = set(table.unique("label"))
-        if not labels <= {0, 1}:
-            raise ValueError(f"{source!r}: label must be 0 (perturbed) or 1 (human), found {sorted(labels)}.")
-        check_normalization(table, source, normalization)
-        return table
-    from story_quality.training.corpora import load_stories
-    from story_quality.training.negative_sampling import build_union_dataset
-
-    if table is not None and os.path.isdir(source):
-        column = data.text_column or "text"
-        if column not in table.column_names:
-            raise ValueError(
-                f"{source!r} has columns {table.column_names}: neither UNION pairs (columns "
-                f"{list(PAIR_COLUMNS)}) nor stories (a {column!r} column; see --text_column)."
-            )
-        stories = table.select_columns([column]).rename_columns({column: "text"} if column != "text" else {})
-    else:
-        stories = load_stories(source, split=data.dataset_split, text_column=data.text_column)
-    logger.info("Negative-sampling %d stories from %s", len(stories), source)
-    return build_union_dataset(
-        stories, normalization=normalization, seed=seed, num_proc=data.preprocessing_num_workers
-    )
-
-
-def check_normalization(pairs: datasets.Dataset, source: str, normalization: StoryNormalization) -> None:
-    """Refuse pairs built with another normalisation than the one the checkpoint will record."""
-    from story_quality.training.negative_sampling import normalization_of
-
-    try:
-        built_with = normalization_of(pairs)
-    except ValueError:  # pairs from elsewhere record nothing: trust --normalization
-        return
-    if built_with != normalization:
-        raise ValueError(
-            f"{source!r} was built with normalisation {built_with.to_dict()}, but --normalization gives "
-            f"{normalization.to_dict()}; the checkpoint would record the wrong one. Pass the matching preset."
-        )
-
-
-def split_held_out(
-    pairs: datasets.Dataset, fraction: float, seed: int
-) -> tuple[datasets.Dataset, datasets.Dataset | None]:
-    """Hold out whole stories: a human story and its corrupted copy land on the same side."""
-    if not 0 <= fraction < 1:
-        raise ValueError(f"--validation_fraction must be in [0, 1), got {fraction}.")
-    if fraction == 0:
-        return pairs, None
-    story_of = pairs["story_index"]
-    stories = sorted(set(story_of))
-    random.Random(seed).shuffle(stories)
-    held = set(stories[: max(1, round(fraction * len(stories)))])
-    if len(held) == len(stories):
-        raise ValueError(f"Only {len(stories)} stories: too few to hold out a fraction of {fraction}.")
-    train = [i for i, s in enumerate(story_of) if s not in held]
-    validation = [i for i, s in enumerate(story_of) if s in held]
-    return pairs.select(train), pairs.select(validation)
 
 
 def read_annotated_file(path: str) -> AnnotatedStories:
@@ -326,9 +196,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     configure_logging(args, logger)
     # The Trainer would create the Hub repository before training; we push once, at the end.
     push, args.push_to_hub = args.push_to_hub, False
-    repo_id = args.hub_model_id or PUBLISHED_CHECKPOINTS[data_args.normalization]
+    preset = PRESETS[data_args.normalization]
+    repo_id = args.hub_model_id or preset.hub_id
     args.label_names = ["labels"]
-    normalization = NORMALIZATIONS[data_args.normalization]
+    normalization = preset.normalization
     checkpoint = resume_checkpoint(args)
     if args.linear_probe_epochs < 0:
         raise ValueError(
@@ -430,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         results.update(annotated_metrics)
 
     card = render_model_card(
-        f"union-{data_args.normalization}",
+        preset.card_template,
         model_name=repo_id.split("/")[-1],
         base_model=hub_id_or_none(model_args.model_name_or_path),
         datasets=[d for d in [hub_id_or_none(data_args.dataset)] if d],
@@ -521,7 +392,7 @@ def union_eval_results(
     results: dict[str, float], data: DataArguments, annotated: AnnotatedStories | None
 ) -> list[EvalResult]:
     """The run's measurements as model-index entries."""
-    corpus = {"roc": "ROCStories", "wp": "WritingPrompts"}[data.normalization]
+    corpus = PRESETS[data.normalization].corpus
     entries = []
     if "eval_accuracy" in results:
         entries.append(

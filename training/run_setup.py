@@ -1,0 +1,83 @@
+"""What every training script does first: read its arguments, find the checkpoint to resume, set up logging.
+
+Shared by ``train_union.py`` and ``train_cola.py`` (entry scripts import modules, never each other).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import datasets
+import transformers
+from accelerate.utils import parse_flag_from_env
+from story_quality.training.output_folders import OutputFolderArguments, holds_a_run
+from transformers import HfArgumentParser, TrainingArguments
+from transformers.trainer_utils import get_last_checkpoint
+
+__all__ = ["OutputFolderArguments", "configure_logging", "parse_arguments", "resume_checkpoint"]
+
+# Local data files the scripts read, by extension: the ``datasets`` builder that reads each.
+DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tuple[Any, ...]:
+    """Command-line flags, or a single ``.json`` file holding them.
+
+    ``accelerate launch --cpu`` on a machine with a GPU puts the model on the CPU, but
+    ``TrainingArguments`` still picks the GPU for the batches unless ``use_cpu`` is set (a crash
+    in the first embedding lookup); the launcher's choice is passed on as ``use_cpu``.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    launched_on_cpu = parse_flag_from_env("ACCELERATE_USE_CPU")  # what `accelerate launch --cpu` sets
+    if len(argv) == 1 and argv[0].endswith(".json"):
+        with open(argv[0], encoding="utf-8") as handle:
+            options = json.load(handle)
+        if launched_on_cpu:
+            options.setdefault("use_cpu", True)
+        return parser.parse_dict(options)
+    if launched_on_cpu and not any(arg.split("=")[0] == "--use_cpu" for arg in argv):
+        argv += ["--use_cpu", "true"]
+    return parser.parse_args_into_dataclasses(args=argv)
+
+
+def resume_checkpoint(args: TrainingArguments) -> str | None:
+    """The checkpoint to resume from: the one named, or the newest in ``output_dir`` for 'last'.
+
+    A fresh run (nothing to resume) refuses an ``output_dir`` that holds an earlier run unless
+    ``--overwrite_output_dir`` says so: hours of training are not lost to a reused folder name.
+    """
+    wanted = args.resume_from_checkpoint
+    if not wanted:
+        if holds_a_run(args.output_dir) and not getattr(args, "overwrite_output_dir", False):
+            raise FileExistsError(
+                f"{args.output_dir} already holds a trained model or checkpoints. Pass "
+                "--overwrite_output_dir true to train over it, --resume_from_checkpoint last to continue "
+                "it, or another --output_dir."
+            )
+        return None
+    if wanted.lower() in ("last", "latest", "true"):
+        found = get_last_checkpoint(args.output_dir) if os.path.isdir(args.output_dir) else None
+        if found is None:
+            raise ValueError(
+                f"--resume_from_checkpoint {wanted}: no checkpoint-* folder in {args.output_dir!r}."
+            )
+        return found
+    if not os.path.isdir(wanted):
+        raise ValueError(f"--resume_from_checkpoint: {wanted!r} is not a folder.")
+    return wanted
+
+
+def configure_logging(args: TrainingArguments, script_logger: logging.Logger) -> None:
+    """Libraries at the Trainer's per-process level; the script's own progress at INFO on the main process."""
+    logging.basicConfig(
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO, stream=sys.stdout
+    )
+    level = args.get_process_log_level()
+    script_logger.setLevel(logging.INFO if args.should_log else level)
+    datasets.utils.logging.set_verbosity(level)
+    transformers.utils.logging.set_verbosity(level)
