@@ -25,6 +25,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import datasets
 import numpy as np
@@ -63,7 +64,7 @@ from story_quality.training.union_model import (
     export_classifier,
 )
 from story_quality.training.union_pairs import load_pairs, split_held_out
-from story_quality.training.union_presets import PRESETS
+from story_quality.training.union_presets import PRESETS, CorpusPreset
 from transformers import AutoTokenizer, HfArgumentParser, Trainer, TrainingArguments, set_seed
 
 logger = logging.getLogger(__name__)
@@ -190,29 +191,69 @@ def compute_accuracy(prediction: transformers.EvalPrediction) -> dict[str, float
 # --- the run ---------------------------------------------------------------------------------
 
 
+@dataclass
+class Run:
+    """One run's settings, fixed before any work: arguments, corpus preset, resume point, annotations."""
+
+    model_args: ModelArguments
+    data_args: DataArguments
+    args: UnionTrainingArguments
+    preset: CorpusPreset
+    repo_id: str
+    push: bool
+    checkpoint: str | None
+    annotated: AnnotatedStories | None
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
+    run = parse_run(argv)
+    tokenizer, added = load_tokenizer(run)
+    train, validation = prepare_pairs(run)
+    model = load_model(run, tokenizer, added)
+    trainer, results = train_model(run, model, tokenizer, train, validation)
+    if not trainer.is_world_process_zero():
+        return results
+    classifier = save_classifier(run, trainer, tokenizer)
+    results.update(score_annotated_stories(run, trainer))
+    write_card(run, results, classifier, trainer, facts=training_facts(run, train, validation), added=added)
+    if run.push:
+        push_run(run)
+    return results
+
+
+def parse_run(argv: Sequence[str] | None) -> Run:
+    """Arguments and everything that can fail in seconds (bad flags, folders, annotation files)."""
     parser = HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments), description=__doc__)
     model_args, data_args, args = parse_arguments(parser, argv)
     configure_logging(args, logger)
     # The Trainer would create the Hub repository before training; we push once, at the end.
     push, args.push_to_hub = args.push_to_hub, False
     preset = PRESETS[data_args.normalization]
-    repo_id = args.hub_model_id or preset.hub_id
     args.label_names = ["labels"]
-    normalization = preset.normalization
-    checkpoint = resume_checkpoint(args)
     if args.linear_probe_epochs < 0:
         raise ValueError(
             f"--linear_probe_epochs must be >= 0 (0: no head-only stage), got {args.linear_probe_epochs}."
         )
-    # read before training, so a malformed file fails in seconds, not after hours
+    checkpoint = resume_checkpoint(args)
     annotated = read_annotated_file(data_args.annotated_file) if data_args.annotated_file else None
     set_seed(args.seed)
+    return Run(
+        model_args, data_args, args, preset, args.hub_model_id or preset.hub_id, push, checkpoint, annotated
+    )
 
-    tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path)
+
+def load_tokenizer(run: Run) -> tuple[transformers.PreTrainedTokenizerBase, list[str]]:
+    """The encoder's tokenizer with UNION's name placeholders as single tokens."""
+    tokenizer = AutoTokenizer.from_pretrained(run.model_args.model_name_or_path)
     added = add_placeholder_tokens(tokenizer)
-    tokenizer.model_max_length = model_args.max_length
+    tokenizer.model_max_length = run.model_args.max_length
+    return tokenizer, added
 
+
+def prepare_pairs(run: Run) -> tuple[datasets.Dataset, datasets.Dataset | None]:
+    """Training and held-out pairs: read, or negative-sampled from stories, then split by story."""
+    data_args, args = run.data_args, run.args
+    normalization = run.preset.normalization
     with args.main_process_first(desc="loading and negative-sampling the stories"):
         pairs = load_pairs(data_args.dataset, data_args, normalization, args.seed)
         if data_args.validation_dataset:
@@ -226,20 +267,47 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
             train = train.select(range(min(data_args.max_train_samples, len(train))))
     if validation is None:
         args.eval_strategy = transformers.IntervalStrategy.NO
+    return train, validation
 
-    facts = {
+
+def training_facts(run: Run, train: datasets.Dataset, validation: datasets.Dataset | None) -> dict[str, Any]:
+    """What the model card says about the training data."""
+    return {
         "training examples": len(train),
         "human / corrupted": f"{sum(train['label'])} / {len(train) - sum(train['label'])}",
         "stories": len(set(train["story_index"])),
         "held-out examples": len(validation) if validation is not None else 0,
-        "source": data_args.dataset,
+        "source": run.data_args.dataset,
     }
+
+
+def load_model(
+    run: Run, tokenizer: transformers.PreTrainedTokenizerBase, added: list[str]
+) -> BertForUnionTraining:
+    model = BertForUnionTraining.from_pretrained(
+        run.model_args.model_name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
+    )
+    model.reconstruction_weight = run.model_args.reconstruction_weight
+    if added or model.config.vocab_size < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer))
+    return model
+
+
+def train_model(
+    run: Run,
+    model: BertForUnionTraining,
+    tokenizer: transformers.PreTrainedTokenizerBase,
+    train: datasets.Dataset,
+    validation: datasets.Dataset | None,
+) -> tuple[Trainer, dict[str, float]]:
+    """Tokenise, train (after the optional head-only stage), evaluate on the held-out pairs."""
+    args, data_args = run.args, run.data_args
 
     def tokenise(split: datasets.Dataset, name: str) -> datasets.Dataset:
         return split.map(
             encode_union_examples,
             batched=True,
-            fn_kwargs={"tokenizer": tokenizer, "max_length": model_args.max_length},
+            fn_kwargs={"tokenizer": tokenizer, "max_length": run.model_args.max_length},
             remove_columns=split.column_names,
             num_proc=data_args.preprocessing_num_workers,
             desc=f"Tokenising {name}",
@@ -248,13 +316,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     with args.main_process_first(desc="tokenisation"):
         train_features = tokenise(train, "training pairs")
         eval_features = tokenise(validation, "held-out pairs") if validation is not None else None
-
-    model = BertForUnionTraining.from_pretrained(
-        model_args.model_name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
-    )
-    model.reconstruction_weight = model_args.reconstruction_weight
-    if added or model.config.vocab_size < len(tokenizer):
-        model.resize_token_embeddings(len(tokenizer))
 
     def make_trainer(run_args: TrainingArguments) -> Trainer:
         return Trainer(
@@ -268,10 +329,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         )
 
     results: dict[str, float] = {}
-    if args.linear_probe_epochs > 0 and checkpoint is None:  # a resumed run has its head already
+    if args.linear_probe_epochs > 0 and run.checkpoint is None:  # a resumed run has its head already
         results.update(probe_classifier_head(model, args, make_trainer))
     trainer = make_trainer(args)
-    train_result = trainer.train(resume_from_checkpoint=checkpoint)
+    train_result = trainer.train(resume_from_checkpoint=run.checkpoint)
     results.update(train_result.metrics)
     trainer.log_metrics("train", train_result.metrics)
     trainer.save_metrics("train", train_result.metrics)
@@ -281,36 +342,56 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         trainer.log_metrics("eval", eval_metrics)
         trainer.save_metrics("eval", eval_metrics)
         results.update(eval_metrics)
-
     trainer.accelerator.wait_for_everyone()
-    if not trainer.is_world_process_zero():
-        return results
-    classifier = export_classifier(trainer.model, normalization)
-    classifier.save_pretrained(args.output_dir, safe_serialization=True)
-    tokenizer.save_pretrained(args.output_dir)
-    logger.info("Saved the UNION classifier (no reconstruction head) to %s", args.output_dir)
+    return trainer, results
 
-    if annotated is not None:
-        scores = score_stories(
-            args.output_dir, list(annotated.stories), args.per_device_eval_batch_size, args.device
-        )
-        measured = correlate(np.asarray(scores), annotated.human_scores)
-        annotated_metrics = {f"annotated_{k}": measured.coefficient(k) for k in METHODS}
-        trainer.log_metrics("annotated", annotated_metrics)
-        trainer.save_metrics("annotated", annotated_metrics)
-        results.update(annotated_metrics)
 
+def save_classifier(
+    run: Run, trainer: Trainer, tokenizer: transformers.PreTrainedTokenizerBase
+) -> transformers.PreTrainedModel:
+    """The folder the metric loads: the classifier alone (no reconstruction head), its tokenizer."""
+    classifier = export_classifier(trainer.model, run.preset.normalization)
+    classifier.save_pretrained(run.args.output_dir, safe_serialization=True)
+    tokenizer.save_pretrained(run.args.output_dir)
+    logger.info("Saved the UNION classifier (no reconstruction head) to %s", run.args.output_dir)
+    return classifier
+
+
+def score_annotated_stories(run: Run, trainer: Trainer) -> dict[str, float]:
+    """Correlations with people on the annotated stories, scored through the metric itself."""
+    if run.annotated is None:
+        return {}
+    scores = score_stories(
+        run.args.output_dir, list(run.annotated.stories), run.args.per_device_eval_batch_size, run.args.device
+    )
+    measured = correlate(np.asarray(scores), run.annotated.human_scores)
+    annotated_metrics = {f"annotated_{k}": measured.coefficient(k) for k in METHODS}
+    trainer.log_metrics("annotated", annotated_metrics)
+    trainer.save_metrics("annotated", annotated_metrics)
+    return annotated_metrics
+
+
+def write_card(
+    run: Run,
+    results: dict[str, float],
+    classifier: transformers.PreTrainedModel,
+    trainer: Trainer,
+    *,
+    facts: dict[str, Any],
+    added: list[str],
+) -> None:
+    model_args, data_args, args = run.model_args, run.data_args, run.args
     card = render_model_card(
-        preset.card_template,
-        model_name=repo_id.split("/")[-1],
+        run.preset.card_template,
+        model_name=run.repo_id.split("/")[-1],
         base_model=hub_id_or_none(model_args.model_name_or_path),
         datasets=[d for d in [hub_id_or_none(data_args.dataset)] if d],
-        eval_results=union_eval_results(results, data_args, annotated),
-        repo_id=repo_id,
+        eval_results=union_eval_results(results, data_args, run.annotated),
+        repo_id=run.repo_id,
         base_model_text=model_args.model_name_or_path,
         metric_path=METRIC_PATHS["union"],
         id2label=classifier.config.id2label,
-        normalization=normalization.to_dict(),
+        normalization=run.preset.normalization.to_dict(),
         max_length=model_args.max_length,
         training_data=table_rows(facts),
         recipe=table_rows(
@@ -337,19 +418,19 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     )
     write_model_card(card, args.output_dir)
 
-    if push:
-        try:
-            url = push_checkpoint(
-                args.output_dir,
-                repo_id,
-                token=args.hub_token,
-                private=args.hub_private_repo,
-                commit_message=f"UNION ({data_args.normalization}) trained with train_union.py",
-            )
-        except PushError as error:
-            sys.exit(f"error: {error}")
-        logger.info("Pushed to %s", url)
-    return results
+
+def push_run(run: Run) -> None:
+    try:
+        url = push_checkpoint(
+            run.args.output_dir,
+            run.repo_id,
+            token=run.args.hub_token,
+            private=run.args.hub_private_repo,
+            commit_message=f"UNION ({run.preset.name}) trained with train_union.py",
+        )
+    except PushError as error:
+        sys.exit(f"error: {error}")
+    logger.info("Pushed to %s", url)
 
 
 def probe_classifier_head(
