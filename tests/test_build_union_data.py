@@ -92,3 +92,13 @@ def test_normalisation_follows_the_corpus_unless_chosen():
     assert build_union_data.choose_normalization("auto", "euclaise/writingprompts") == WRITING_PROMPTS
     assert build_union_data.choose_normalization("auto", "mintujupally/ROCStories") == ROC_STORIES
     assert build_union_data.choose_normalization("roc", "euclaise/writingprompts") == ROC_STORIES
+
+
+def test_a_bad_corpus_file_ends_the_command_with_its_name_and_line(tmp_path):
+    source = tmp_path / "stories.txt"
+    source.write_bytes(
+        STORY.format(name="Ken").encode() + b"\n\xff" + STORY.format(name="Sue").encode() + b"\n"
+    )
+    with pytest.raises(SystemExit, match=r"^error: .*stories\.txt, line 2: byte 0xff is not UTF-8"):
+        build_union_data.main([str(source), "--output-dir", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()

@@ -46,10 +46,51 @@ def test_non_text_values_become_empty_rows_with_a_warning(tmp_path, caplog):
     assert "2 rows have a non-text" in caplog.text
 
 
-def test_odd_bytes_are_replaced_not_fatal(tmp_path):
+def test_a_byte_that_is_not_utf8_is_an_error_naming_file_and_line(tmp_path):
     path = tmp_path / "s.txt"
-    path.write_bytes(b"Caf\xe9 story. It was good. The end.\n")
-    assert load_stories(str(path))["text"][0].startswith("Caf\ufffd story.")
+    path.write_bytes(b"Ken went home. He slept. He woke.\nCaf\xe9 story. It was good. The end.\n")
+    with pytest.raises(ValueError, match=r"s\.txt, line 2: byte 0xe9 is not UTF-8"):
+        load_stories(str(path))
+    csv_path = tmp_path / "s.csv"
+    csv_path.write_bytes(b"text\nfine. fine. fine.\n\xff bad. bad. bad.\n")
+    with pytest.raises(ValueError, match=r"s\.csv, line 3: byte 0xff"):
+        load_stories(str(csv_path))
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes("\ufeffKen went home. He slept. He woke.\n".encode())
+    assert load_stories(str(bom))["text"] == ["Ken went home. He slept. He woke."]  # a BOM is UTF-8
+
+
+def test_binary_and_empty_files_are_refused_by_name(tmp_path):
+    binary = tmp_path / "model.txt"
+    binary.write_bytes(b"PK\x03\x04\x00\x00" + bytes(range(256)))
+    with pytest.raises(ValueError, match=r"model\.txt: binary data"):
+        load_stories(str(binary))
+    for name, content in (("empty.txt", b""), ("blank.jsonl", b"\n  \n")):
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(ValueError, match=rf"{name} is empty"):
+            load_stories(str(tmp_path / name))
+
+
+def test_a_row_without_the_story_column_is_named_by_its_line(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"text": STORIES[0]}) + "\n\n" + json.dumps({"title": "no story"}) + "\n")
+    with pytest.raises(ValueError, match=r"s\.jsonl, line 3: no 'text' field"):
+        load_stories(str(path))
+
+
+def test_a_one_megabyte_line_is_kept_by_the_reader_and_skipped_as_too_long_by_the_build(tmp_path):
+    from story_quality.training.negative_sampling import MAX_STORY_CHARACTERS, build_union_dataset
+
+    path = tmp_path / "s.txt"
+    huge = "Ken went home. " * 70_000  # about 1 MB on one line
+    path.write_text("\n".join([STORIES[0], huge, STORIES[1]]))
+    stories = load_stories(str(path))
+    assert len(stories) == 3 and len(stories["text"][1]) > MAX_STORY_CHARACTERS
+    from story_quality.training.lexicon import Lexicon
+
+    built = build_union_dataset(stories, seed=0, lexicon=Lexicon(tagger="heuristic", wordnet="none"))
+    summary = json.loads(built.info.description)
+    assert summary["skipped"]["too_long"] == 1 and summary["rows"] == 4
 
 
 def test_clear_errors_for_missing_file_column_format_and_bad_json(tmp_path):

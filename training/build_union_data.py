@@ -150,12 +150,15 @@ def main(argv: list[str] | None = None) -> int:
         except FileExistsError as error:
             raise SystemExit(f"error: {error}") from None
     normalization = choose_normalization(args.normalization, args.source[0])
-    stories = datasets.concatenate_datasets(
-        [
-            load_stories(source, split=args.split, text_column=args.text_column, max_rows=args.max_rows)
-            for source in args.source
-        ]
-    )
+    try:  # a bad corpus file is the user's to fix: its name and line, not a traceback
+        stories = datasets.concatenate_datasets(
+            [
+                load_stories(source, split=args.split, text_column=args.text_column, max_rows=args.max_rows)
+                for source in args.source
+            ]
+        )
+    except (ValueError, FileNotFoundError) as error:
+        raise SystemExit(f"error: {error}") from None
     if args.exclude_contexts_of:
         stories, dropped = drop_shared_contexts(
             stories, read_held_out_stories(args.exclude_contexts_of), normalization

@@ -16,6 +16,7 @@ one object per line) and ``.csv`` (with a header), read with the same column rul
 from __future__ import annotations
 
 import csv
+import io
 import json
 import logging
 import os
@@ -99,12 +100,36 @@ def _story_builder(columns: Iterable[str], text_column: str | None, source: str)
     )
 
 
-def _read_json_rows(path: pathlib.Path) -> list[dict[str, Any]]:
-    text = path.read_text(encoding="utf-8", errors="replace")
+def read_text_file(path: pathlib.Path) -> str:
+    """A corpus file's text, or an error naming the file (and line) when it cannot be a corpus.
+
+    Strict on purpose: a binary file, an empty file or a byte that is not UTF-8 stops the
+    build with the file and line to fix, rather than turning into replacement characters
+    inside training stories.
+    """
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        raise ValueError(f"{path}: binary data (NUL bytes), not a text corpus.")
+    if not data.strip():
+        raise ValueError(f"{path} is empty: no stories to read.")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path}, line {line}: byte 0x{data[error.start]:02x} is not UTF-8; convert the file to UTF-8 "
+            "(e.g. iconv -f latin1 -t utf-8)."
+        ) from None
+
+
+def _read_json_rows(path: pathlib.Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """JSON records and the line each starts on (1 for a whole-file JSON array)."""
+    text = read_text_file(path)
     if text.lstrip().startswith("["):
         rows = json.loads(text)
+        lines = [1] * len(rows)
     else:
-        rows = []
+        rows, lines = [], []
         for line_number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
@@ -112,27 +137,46 @@ def _read_json_rows(path: pathlib.Path) -> list[dict[str, Any]]:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}:{line_number}: not valid JSON ({error.msg})") from error
+            lines.append(line_number)
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise ValueError(f"{path}: record {i} is a {type(row).__name__}, expected a JSON object")
-    return rows
+    return rows, lines
 
 
-def _read_local_rows(path: pathlib.Path, kind: str) -> list[dict[str, Any]]:
+def _read_local_rows(path: pathlib.Path, kind: str) -> tuple[list[dict[str, Any]], list[int]]:
+    """Rows of a local corpus file and the line each starts on."""
+    text = read_text_file(path)
     if kind == ".txt":
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        return [{"text": line} for line in lines]
+        lines = text.splitlines()
+        return [{"text": line} for line in lines], list(range(1, len(lines) + 1))
     if kind == ".csv":
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            return list(csv.DictReader(handle))
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        rows, starts = [], []
+        for row in reader:
+            rows.append(row)
+            starts.append(reader.line_num)
+        return rows, starts
     return _read_json_rows(path)
 
 
-def _to_dataset(rows: Iterable[dict[str, Any]], columns: list[str], text_column: str | None, source: str):
+def _to_dataset(
+    rows: Iterable[dict[str, Any]],
+    columns: list[str],
+    text_column: str | None,
+    source: str,
+    lines: Sequence[int] | None = None,
+):
     name, build = _story_builder(columns, text_column, source)
     texts, refused = [], 0
-    for row in rows:
-        value = build(row)
+    for i, row in enumerate(rows):
+        try:
+            value = build(row)
+        except KeyError as error:
+            where = f"line {lines[i]}" if lines is not None else f"row {i}"
+            raise ValueError(
+                f"{source}, {where}: no {error.args[0]!r} field (the story column, {name}); every row needs it."
+            ) from None
         if value is not None and not isinstance(value, str):
             value, refused = None, refused + 1
         texts.append(value)
@@ -166,11 +210,11 @@ def load_stories(
             raise FileNotFoundError(f"Story file not found: {source}")
         if kind not in LOCAL_SUFFIXES:
             raise ValueError(f"{source}: unsupported file type; use one of {', '.join(LOCAL_SUFFIXES)}")
-        rows = _read_local_rows(path, kind)
+        rows, lines = _read_local_rows(path, kind)
         if max_rows is not None:
             rows = rows[:max_rows]
         columns = list(dict.fromkeys(key for row in rows[:1000] for key in row)) or ["text"]
-        return _to_dataset(rows, columns, text_column, os.fspath(source))
+        return _to_dataset(rows, columns, text_column, os.fspath(source), lines)
     hub = datasets.load_dataset(source, split=split, revision=revision)
     if max_rows is not None:
         hub = hub.select(range(min(max_rows, len(hub))))

@@ -53,7 +53,11 @@ from .lexicon import Lexicon
 logger = logging.getLogger(__name__)
 
 LABELS = ["perturbed", "human"]
-SKIP_REASONS = ("empty", "not_text", "too_few_sentences", "uncorruptible")
+SKIP_REASONS = ("empty", "not_text", "too_long", "too_few_sentences", "uncorruptible")
+# A story longer than this is skipped and counted as "too_long": 50 times a 200-word
+# WritingPrompts story, so only a malformed row (a whole book on one line) reaches it, and it
+# never stalls sentence splitting and tagging.
+MAX_STORY_CHARACTERS = 100_000
 OUTPUT_FEATURES = datasets.Features(
     {
         "text": datasets.Value("string"),
@@ -84,6 +88,8 @@ def clean_text(value: Any) -> tuple[str | None, str]:
         return None, "empty"
     if not isinstance(value, str):
         return None, "not_text"
+    if len(value) > MAX_STORY_CHARACTERS:
+        return None, "too_long"
     value = remove_invisible(value)
     return (value, "") if value.strip() else (None, "empty")
 
