@@ -84,7 +84,7 @@ def test_technique_weights_reach_the_build_and_bad_ones_are_usage_errors(tmp_pat
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="missing.txt"):
+    with pytest.raises(SystemExit, match=r"^error: Story file not found: .*missing.txt"):
         build_union_data.main([str(tmp_path / "missing.txt"), "--output-dir", str(tmp_path / "o")])
 
 
