@@ -10,6 +10,7 @@ import evaluate
 
 # evaluate copies only the siblings imported here (no comment may follow an import line).
 from .batching import length_sorted_batches
+from .checkpoint_files import local_checkpoint_problem
 from .checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
 from .coherence import coherence_scores
 from .focus import focus_score
@@ -21,7 +22,13 @@ from .scoring import GruenScorer
 from .tokenization import encode_words
 
 # Imported only so that evaluate copies them (a sibling's own imports are not followed).
-SIBLING_MODULES_NEEDED_BY_SCORING = (coherence_scores, focus_score, redundancy_score, encode_words)
+SIBLING_MODULES_NEEDED_BY_SCORING = (
+    coherence_scores,
+    focus_score,
+    redundancy_score,
+    encode_words,
+    local_checkpoint_problem,
+)
 
 _CITATION = """\
 @inproceedings{zhu-bhat-2020-gruen,

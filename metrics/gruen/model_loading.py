@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pathlib
 
 import torch
+from safetensors import SafetensorError
 from transformers import (
     AutoModelForMaskedLM,
     AutoModelForPreTraining,
@@ -15,6 +17,8 @@ from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
+
+from .checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
 
 MODEL_CLASSES = {
     "lm": AutoModelForMaskedLM,
@@ -51,12 +55,18 @@ def load_model(role: str, name: str, revision: str | None, device: torch.device)
     """Load one model and its tokenizer; a local directory is only read, never written."""
     path = os.path.expanduser(name)
     source = path if os.path.isdir(path) else name
+    problem = local_checkpoint_problem(pathlib.Path(path)) if os.path.isdir(path) else None
+    if problem:
+        raise OSError(
+            f"GRUEN could not load its {ROLE_NAMES[role]} from the local folder {path}: {problem}. Each of "
+            f"GRUEN's model folders holds {CHECKPOINT_LAYOUT} (what save_pretrained writes)."
+        )
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
         model = MODEL_CLASSES[role].from_pretrained(
             source, revision=revision, use_safetensors=True, trust_remote_code=False
         )
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, SafetensorError) as error:
         raise OSError(
             f"GRUEN could not load its {ROLE_NAMES[role]} from {name!r} (revision {revision!r}). "
             f"Cause: {str(error).strip().rstrip('.')}. Offline, pass a local folder instead: "

@@ -94,7 +94,10 @@ def verify_checkpoint(folder: pathlib.Path, manifest_sha256: str) -> None:
 def alternative_hint() -> str:
     """What to load instead of a checkpoint that failed: the shipped one, or a local folder."""
     if EMBEDDED_MANIFEST_SHA256 is not None:
-        return f'The checkpoint shipped with the metric loads offline: evaluate.load("metrics/union", "{EMBEDDED_NAME}").'
+        return (
+            "The checkpoint shipped with the metric loads offline: "
+            f'evaluate.load(story_quality.metric_path("union"), "{EMBEDDED_NAME}").'
+        )
     return "Pass a local folder written by training/train_union.py as the config name."
 
 

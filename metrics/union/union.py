@@ -5,15 +5,18 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import pathlib
 import warnings
 
 import datasets
 import evaluate
 import torch
 import transformers
+from safetensors import SafetensorError
 from tqdm.auto import tqdm
 
 from .bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
+from .checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
 from .checkpoints import (
     EMBEDDED_NAME,
     PUBLISHED_CHECKPOINTS,
@@ -187,12 +190,19 @@ class Union(evaluate.Metric):
 def _load_checkpoint(source: str, revision: str | None, name: str):
     """Tokenizer and classifier (fp32: the shipped fp16 weights are upcast), or one clear error."""
     kwargs = {} if revision is None else {"revision": revision}
+    problem = local_checkpoint_problem(pathlib.Path(source)) if os.path.isdir(source) else None
+    if problem:
+        raise CheckpointError(
+            f"Cannot load the UNION checkpoint {name!r} from the local folder {source}: {problem}. A UNION "
+            f"checkpoint folder holds {CHECKPOINT_LAYOUT} (what training/train_union.py writes). "
+            f"{alternative_hint()}"
+        )
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(
             source, use_safetensors=True, dtype=torch.float32, **kwargs
         ).eval()
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, SafetensorError) as error:
         where = (
             "the local folder"
             if os.path.isdir(source)
