@@ -37,7 +37,7 @@ def exported(tmp_path_factory) -> tuple[pathlib.Path, pathlib.Path, str]:
     root = tmp_path_factory.mktemp("embedded")
     source = save_union_checkpoint(root / "run", normalization=ROC_STORIES.to_dict(), max_length=48)
     (source / "README.md").write_text(
-        '# card\n\nevaluate.load("metrics/union", "org/union")\nfrom_pretrained("org/union")\n\n'
+        '# card\n\nevaluate.load(metric_path("union"), "org/union")\nfrom_pretrained("org/union")\n\n'
         "## Results of this training run\n\nnone\n"
     )
     digest = export_embedded(
@@ -56,7 +56,7 @@ def test_export_writes_fp16_a_manifest_and_the_note(exported):
     card = (shipped / "README.md").read_text()
     assert card.index("## How it was made") < card.index("## Results of this training run")
     assert (
-        'evaluate.load("metrics/union")\n' in card
+        'evaluate.load(metric_path("union"))\n' in card
         and 'from_pretrained("metrics/union/default_checkpoint")' in card
     )
     assert "org/union" not in card

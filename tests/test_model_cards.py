@@ -42,7 +42,6 @@ def test_every_template_renders_to_a_card_whose_metadata_round_trips(template, t
         eval_results=results(measured),
         repo_id="me/my-checkpoint",
         base_model_text="google-bert/bert-base-uncased",
-        metric_path="metrics/x",
         id2label={0: "a", 1: "b"},
         normalization={"lowercase": True},
         max_length=200,
@@ -86,7 +85,7 @@ def test_templates_exist_for_every_published_kind():
 def test_a_card_without_results_says_so_and_has_no_model_index(tmp_path):
     card = render_model_card(
         "union-wp", model_name="x", base_model=None, repo_id="me/x", base_model_text="local",
-        metric_path="metrics/union", id2label={}, normalization={}, max_length=200,
+        id2label={}, normalization={}, max_length=200,
         training_data=[], recipe=[], citation="",
     )  # fmt: skip
     assert "This run recorded no evaluation." in card.text

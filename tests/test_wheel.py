@@ -50,7 +50,7 @@ USER_SCRIPT = textwrap.dedent(
     from story_quality.training.model_cards import render_model_card
     card = render_model_card(
         "union-roc", model_name="m", base_model=None, repo_id="me/m", base_model_text="x",
-        metric_path="x", id2label={0: "perturbed", 1: "human"}, normalization={}, max_length=200,
+        id2label={0: "perturbed", 1: "human"}, normalization={}, max_length=200,
         training_data=[], recipe=[], citation="",
     )
     report["card"] = len(str(card))

@@ -37,7 +37,7 @@ def export_embedded(
 
     ``note`` (markdown) is inserted into the run's model card before its "Results" section;
     ``hub_id``, the repository the card was rendered for, is replaced in its code examples by
-    the shipped names (``evaluate.load("metrics/union")``, the shipped folder). Refuses a
+    the shipped names (``evaluate.load(metric_path("union"))``, the shipped folder). Refuses a
     checkpoint that records no text normalisation, and a folder over 48 MB.
     """
     model = transformers.AutoModelForSequenceClassification.from_pretrained(source, dtype=torch.float32)
@@ -51,7 +51,9 @@ def export_embedded(
     tokenizer.save_pretrained(target)
     card = (source / CARD).read_text() if (source / CARD).is_file() else ""
     if hub_id:
-        card = card.replace(f'evaluate.load("metrics/union", "{hub_id}")', 'evaluate.load("metrics/union")')
+        card = card.replace(
+            f'evaluate.load(metric_path("union"), "{hub_id}")', 'evaluate.load(metric_path("union"))'
+        )
         card = card.replace(
             f'from_pretrained("{hub_id}")', f'from_pretrained("metrics/union/{EMBEDDED_FOLDER}")'
         )

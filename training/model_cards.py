@@ -19,8 +19,6 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 HUB_CARDS_DIR = pathlib.Path(__file__).resolve().parents[1] / "hub_cards"
-# Where the metrics live in this project (the folder ``evaluate.load`` takes).
-METRIC_PATHS = {"union": "metrics/union", "gruen": "metrics/gruen"}
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 

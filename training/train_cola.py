@@ -26,7 +26,6 @@ from huggingface_hub import EvalResult
 from story_quality.metrics.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
 from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.model_cards import (
-    METRIC_PATHS,
     hub_id_or_none,
     render_model_card,
     table_rows,
@@ -296,7 +295,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         ],
         repo_id=repo_id,
         base_model_text=cola_args.model_name_or_path,
-        metric_path=METRIC_PATHS["gruen"],
         id2label=model.config.id2label,
         max_length=cola_args.max_length,
         training_data=table_rows(facts),

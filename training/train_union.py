@@ -40,7 +40,6 @@ from story_quality.training.evaluation import (
 )
 from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.model_cards import (
-    METRIC_PATHS,
     hub_id_or_none,
     render_model_card,
     table_rows,
@@ -389,7 +388,6 @@ def write_card(
         eval_results=union_eval_results(results, data_args, run.annotated),
         repo_id=run.repo_id,
         base_model_text=model_args.model_name_or_path,
-        metric_path=METRIC_PATHS["union"],
         id2label=classifier.config.id2label,
         normalization=run.preset.normalization.to_dict(),
         max_length=model_args.max_length,
