@@ -19,6 +19,7 @@ from .model_loading import ModelCache, resolve_device
 from .preprocessing import text_to_sentences, validate_predictions
 from .redundancy import redundancy_score
 from .scoring import GruenScorer
+from .sharing import SharedInstance
 from .tokenization import encode_words
 
 # Imported only so that evaluate copies them (a sibling's own imports are not followed).
@@ -94,7 +95,7 @@ DEFAULT_BATCH_SIZE = 32
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Gruen(evaluate.Metric):
+class Gruen(SharedInstance, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

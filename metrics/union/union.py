@@ -26,6 +26,7 @@ from .checkpoints import (
 )
 from .person_names import NAME_GENDER
 from .scoring import class_probabilities, encode, model_window, resolve_device
+from .sharing import SharedInstance
 from .story_text import StoryNormalization
 
 # evaluate copies only the sibling modules this file imports (no comment may follow an import),
@@ -114,7 +115,7 @@ def split_revision(name: str) -> tuple[str, str | None]:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Union(evaluate.Metric):
+class Union(SharedInstance, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

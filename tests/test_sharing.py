@@ -1,0 +1,84 @@
+"""One metric instance shared by threads, pickled to another process, or loaded by two processes at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import pickle
+import subprocess
+import sys
+import threading
+
+import evaluate
+import pytest
+from tiny_models import save_union_checkpoint
+
+from story_quality import metric_path
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+TEXTS = [f"[MALE] went home on day {i} . he slept . the dog barked ." for i in range(24)]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> pathlib.Path:
+    return save_union_checkpoint(tmp_path_factory.mktemp("sharing") / "checkpoint")
+
+
+def test_both_metric_folders_carry_the_same_sharing_module():
+    union = (REPO / "metrics" / "union" / "sharing.py").read_bytes()
+    assert union == (REPO / "metrics" / "gruen" / "sharing.py").read_bytes()
+
+
+def test_threads_sharing_one_instance_each_get_their_own_scores(checkpoint):
+    union = evaluate.load(metric_path("union"), str(checkpoint))
+    expected = union.compute(predictions=TEXTS)["scores"]
+    results: dict[int, list[list[float]]] = {}
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for _ in range(3):
+                results.setdefault(k, []).append(union.compute(predictions=TEXTS[k:] + TEXTS[:k])["scores"])
+        except BaseException as error:  # noqa: BLE001 (reported below)
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for k, runs in results.items():
+        assert len(runs) == 3 and all(run == expected[k:] + expected[:k] for run in runs)
+
+
+def test_a_pickled_instance_loads_again_and_scores_the_same(checkpoint):
+    union = evaluate.load(metric_path("union"), str(checkpoint))
+    copy = pickle.loads(pickle.dumps(union))
+    assert copy is not union and copy.config_name == str(checkpoint)
+    assert copy.compute(predictions=TEXTS)["scores"] == union.compute(predictions=TEXTS)["scores"]
+
+
+SCORE = """
+import json, sys, evaluate
+from story_quality import metric_path
+union = evaluate.load(metric_path("union"), sys.argv[1])
+print(json.dumps(union.compute(predictions=json.loads(sys.argv[2]))["scores"]))
+"""
+
+
+def test_two_processes_loading_at_once_with_empty_caches_both_score(checkpoint, tmp_path):
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-c", SCORE, str(checkpoint), json.dumps(TEXTS)]
+    runs = [
+        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err[-2000:] for _, err in outputs]
+    first, second = (json.loads(out.strip().splitlines()[-1]) for out, _ in outputs)
+    assert first == second
+    assert first == pytest.approx(
+        evaluate.load(metric_path("union"), str(checkpoint)).compute(predictions=TEXTS)["scores"], abs=1e-6
+    )
