@@ -26,7 +26,7 @@ EMBEDDED_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped folder's MANIFEST, which lists the sha256 of every other file in it;
 # None while this version ships no checkpoint.
-EMBEDDED_MANIFEST_SHA256: str | None = None
+EMBEDDED_MANIFEST_SHA256: str | None = "3a4b8eea5c1e8288652b21ba1ef3be0fcffbf0efc028f74c629f6609d9139b9a"
 
 
 class CheckpointError(OSError):
