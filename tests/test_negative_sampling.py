@@ -80,7 +80,13 @@ def test_human_rows_are_the_shared_normalisation_and_context_is_sentence_0(built
 def test_summary_records_counts_normalisation_and_resources(built):
     summary = read_summary(built)
     assert summary["rows"] == 80 and summary["stories"] == 40 and summary["kept_stories"] == 40
-    assert summary["skipped"] == {"empty": 0, "not_text": 0, "too_few_sentences": 0, "uncorruptible": 0}
+    assert summary["skipped"] == {
+        "empty": 0,
+        "not_text": 0,
+        "too_long": 0,
+        "too_few_sentences": 0,
+        "uncorruptible": 0,
+    }
     perturbed = [
         names for names, label in zip(built["corruptions"], built["label"], strict=True) if label == 0
     ]

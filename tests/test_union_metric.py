@@ -235,7 +235,10 @@ def test_hub_checkpoint_offline_fails_with_one_clear_error(name):
     assert type(caught.value).__name__ == "CheckpointError"
     message = str(caught.value)
     assert resolve_checkpoint(name).split("@")[0] in message and "Hugging Face Hub" in message
-    assert "training/train_union.py" in message or 'evaluate.load("metrics/union", "default")' in message
+    assert (
+        "training/train_union.py" in message
+        or 'evaluate.load(story_quality.metric_path("union"), "default")' in message
+    )
 
 
 def test_card_examples_run_as_doctests(checkpoint):
