@@ -189,3 +189,18 @@ def test_card_examples_run_as_doctests(metric, paths):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.summarize().failed == 0 and runner.summarize().attempted >= 6
+
+
+def test_an_unreachable_default_names_the_model_its_pinned_commit_and_the_way_out(metric, paths):
+    """Offline, each default fails with one error: which model, why, and how to pass a folder."""
+    with pytest.raises(OSError) as caught:
+        metric.compute(predictions=["The dog ran home."], cola_model=paths["cola_model"])
+    message = str(caught.value)
+    assert "masked LM (lm_model) from 'google-bert/bert-base-cased'" in message
+    assert "lm_model='/path/to/folder'" in message
+    with pytest.raises(OSError) as caught:
+        metric.compute(predictions=["The dog ran home."], lm_model=paths["lm_model"])
+    message = str(caught.value)
+    assert "CoLA classifier (cola_model) from 'Apucs/bert-fine-tuned-cola'" in message
+    assert "2e97c90a2abbf40f72a0bbcdb2a4fb8cc728f34c" in message  # the pinned commit
+    assert "cola_model='/path/to/folder'" in message
