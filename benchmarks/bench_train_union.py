@@ -9,8 +9,8 @@
 Runs ``accelerate launch`` on synthetic ROCStories-shaped pairs (or ``--dataset``), with and
 without the reconstruction loss, evaluation and checkpointing off, with the options users
 should pass (``--train_sampling_strategy group_by_length``, ``--optim adamw_torch_fused``;
-``--sampling``/``--optim`` change them). The launched process is ``train_union.py``'s own
-``main`` with one addition: a wrapper around ``BertForUnionTraining.forward`` that records
+``--sampling``/``--optim`` change them). The launched process runs ``training/train_union.py`` itself (``runpy``)
+with one addition: a wrapper around ``BertForUnionTraining.forward`` that records
 each training forward's padded shape, the positions where the reconstruction head runs and a
 start time (a CUDA event on a GPU), so the FLOPs are those of the batches the Trainer made.
 
@@ -233,17 +233,20 @@ class ForwardRecorder:
 
 
 def record_training(record_path: str, train_argv: Sequence[str]) -> None:
-    """``train_union.main(train_argv)`` with its training forwards recorded to ``record_path.RANK``."""
-    from story_quality.training import train_union
+    """``training/train_union.py`` run as a script, its training forwards recorded to ``record_path.RANK``."""
+    import runpy
+
     from story_quality.training.union_model import BertForUnionTraining
 
+    script = REPO / "training" / "train_union.py"
     recorder = ForwardRecorder()
-    original = BertForUnionTraining.forward
+    original, argv = BertForUnionTraining.forward, sys.argv
     BertForUnionTraining.forward = recorder.wrap(original)
+    sys.argv = [str(script), *train_argv]
     try:
-        train_union.main(list(train_argv))
+        runpy.run_path(str(script), run_name="__main__")
     finally:
-        BertForUnionTraining.forward = original
+        BertForUnionTraining.forward, sys.argv = original, argv
     rank = os.environ.get("RANK", "0")
     pathlib.Path(f"{record_path}.{rank}").write_text(json.dumps(recorder.to_json()))
 
