@@ -72,7 +72,10 @@ def test_written_whole_keeps_the_old_folder_until_the_new_one_is_complete(tmp_pa
 def test_training_refuses_a_folder_holding_a_run(tmp_path, arguments, leftover):
     out = tmp_path / "run"
     out.mkdir()
-    (out / leftover).mkdir() if leftover.startswith("checkpoint-") else (out / leftover).write_text("{}")
+    if leftover.startswith("checkpoint-"):
+        save_checkpoint(out / leftover)
+    else:
+        (out / leftover).write_text("{}")
     with pytest.raises(FileExistsError, match=rf"{out} already holds a trained model or checkpoints"):
         resume_checkpoint(arguments(output_dir=str(out), use_cpu=True))
     assert resume_checkpoint(arguments(output_dir=str(out), use_cpu=True, overwrite_output_dir=True)) is None
@@ -81,6 +84,36 @@ def test_training_refuses_a_folder_holding_a_run(tmp_path, arguments, leftover):
             arguments(output_dir=str(out), use_cpu=True, resume_from_checkpoint="last")
         )
         assert resumed == str(out / leftover)
+
+
+def save_checkpoint(folder: pathlib.Path, state: str = '{"global_step": 1}') -> None:
+    folder.mkdir(parents=True)
+    (folder / "trainer_state.json").write_text(state)
+    (folder / "model.safetensors").write_bytes(b"weights")
+
+
+def test_resuming_last_passes_over_a_checkpoint_cut_short_while_saving(tmp_path, caplog):
+    save_checkpoint(tmp_path / "checkpoint-20")
+    save_checkpoint(tmp_path / "checkpoint-40", state="")  # killed while writing its state
+    (tmp_path / "checkpoint-60").mkdir()  # killed before writing anything
+    with caplog.at_level("WARNING"):
+        found = resume_checkpoint(
+            UnionTrainingArguments(output_dir=str(tmp_path), use_cpu=True, resume_from_checkpoint="last")
+        )
+    assert found == str(tmp_path / "checkpoint-20")
+    assert "checkpoint-40: trainer_state.json is incomplete" in caplog.text
+    assert "checkpoint-60: trainer_state.json is missing" in caplog.text
+    with pytest.raises(ValueError, match=r"checkpoint-40: trainer_state.json is incomplete"):
+        resume_checkpoint(
+            UnionTrainingArguments(
+                output_dir=str(tmp_path), use_cpu=True, resume_from_checkpoint=str(tmp_path / "checkpoint-40")
+            )
+        )
+    (tmp_path / "checkpoint-20" / "trainer_state.json").write_text("{")
+    with pytest.raises(ValueError, match="no complete checkpoint"):
+        resume_checkpoint(
+            UnionTrainingArguments(output_dir=str(tmp_path), use_cpu=True, resume_from_checkpoint="last")
+        )
 
 
 def test_training_into_an_empty_or_unrelated_folder_is_allowed(tmp_path):

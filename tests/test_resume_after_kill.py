@@ -44,6 +44,14 @@ def run_to_the_end(script: str, *args: str) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
+def is_json(path: pathlib.Path) -> bool:
+    try:
+        json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def kill_after_first_checkpoint(script: str, output: pathlib.Path, *args: str) -> None:
     """Start the run; SIGKILL its process group once ``checkpoint-SAVE_EVERY`` is complete."""
     process = subprocess.Popen(
@@ -53,9 +61,9 @@ def kill_after_first_checkpoint(script: str, output: pathlib.Path, *args: str) -
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    marker = output / f"checkpoint-{SAVE_EVERY}" / "trainer_state.json"
+    marker = output / f"checkpoint-{SAVE_EVERY}" / "trainer_state.json"  # the Trainer writes it last
     deadline = time.monotonic() + 300
-    while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+    while not is_json(marker) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()

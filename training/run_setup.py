@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pathlib
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +19,10 @@ import transformers
 from accelerate.utils import parse_flag_from_env
 from story_quality.training.output_folders import OutputFolderArguments, holds_a_run
 from transformers import HfArgumentParser, TrainingArguments
-from transformers.trainer_utils import get_last_checkpoint
+
+logger = logging.getLogger(__name__)
+CHECKPOINT_NAME = re.compile(r"checkpoint-\d+")
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 
 __all__ = ["OutputFolderArguments", "configure_logging", "parse_arguments", "resume_checkpoint"]
 
@@ -61,15 +66,44 @@ def resume_checkpoint(args: TrainingArguments) -> str | None:
             )
         return None
     if wanted.lower() in ("last", "latest", "true"):
-        found = get_last_checkpoint(args.output_dir) if os.path.isdir(args.output_dir) else None
-        if found is None:
-            raise ValueError(
-                f"--resume_from_checkpoint {wanted}: no checkpoint-* folder in {args.output_dir!r}."
-            )
-        return found
-    if not os.path.isdir(wanted):
-        raise ValueError(f"--resume_from_checkpoint: {wanted!r} is not a folder.")
+        folders = sorted(
+            (
+                p
+                for p in pathlib.Path(args.output_dir).glob("checkpoint-*")
+                if CHECKPOINT_NAME.fullmatch(p.name)
+            ),
+            key=lambda p: int(p.name.split("-")[1]),
+            reverse=True,
+        )
+        for folder in folders:  # newest first; one cut short by a kill while saving is passed over
+            problem = checkpoint_problem(folder)
+            if problem is None:
+                return str(folder)
+            logger.warning("Not resuming from %s: %s.", folder, problem)
+        raise ValueError(
+            f"--resume_from_checkpoint {wanted}: no complete checkpoint-* folder in {args.output_dir!r}."
+        )
+    problem = checkpoint_problem(pathlib.Path(wanted)) if os.path.isdir(wanted) else "it is not a folder"
+    if problem:
+        raise ValueError(f"--resume_from_checkpoint {wanted}: {problem}.")
     return wanted
+
+
+def checkpoint_problem(folder: pathlib.Path) -> str | None:
+    """Why a Trainer checkpoint folder cannot be resumed from, or None.
+
+    The Trainer writes ``trainer_state.json`` last, so a folder whose state file is missing or
+    not whole JSON was cut short (a run killed while saving it).
+    """
+    try:
+        json.loads((folder / "trainer_state.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return "trainer_state.json is missing"
+    except ValueError:
+        return "trainer_state.json is incomplete (the run was stopped while saving it)"
+    if not any((folder / name).exists() for name in WEIGHT_FILES):
+        return "its model weights are missing"
+    return None
 
 
 def configure_logging(args: TrainingArguments, script_logger: logging.Logger) -> None:
