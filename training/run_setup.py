@@ -17,14 +17,12 @@ from typing import Any
 import datasets
 import transformers
 from accelerate.utils import parse_flag_from_env
-from story_quality.training.output_folders import OutputFolderArguments, holds_a_run
+from story_quality.training.output_folders import holds_a_run
 from transformers import HfArgumentParser, TrainingArguments
 
 logger = logging.getLogger(__name__)
 CHECKPOINT_NAME = re.compile(r"checkpoint-\d+")
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
-
-__all__ = ["OutputFolderArguments", "configure_logging", "parse_arguments", "resume_checkpoint"]
 
 # Local data files the scripts read, by extension: the ``datasets`` builder that reads each.
 DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}

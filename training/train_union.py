@@ -46,8 +46,8 @@ from story_quality.training.model_cards import (
     training_recipe,
     write_model_card,
 )
+from story_quality.training.output_folders import OutputFolderArguments
 from story_quality.training.run_setup import (
-    OutputFolderArguments,
     configure_logging,
     parse_arguments,
     resume_checkpoint,

@@ -54,8 +54,9 @@ def model_window(tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel) -> 
 def load_model(role: str, name: str, revision: str | None, device: torch.device) -> LoadedModel:
     """Load one model and its tokenizer; a local directory is only read, never written."""
     path = os.path.expanduser(name)
-    source = path if os.path.isdir(path) else name
-    problem = local_checkpoint_problem(pathlib.Path(path)) if os.path.isdir(path) else None
+    local = os.path.isdir(path)
+    source = path if local else name
+    problem = local_checkpoint_problem(pathlib.Path(path)) if local else None
     if problem:
         raise OSError(
             f"GRUEN could not load its {ROLE_NAMES[role]} from the local folder {path}: {problem}. Each of "
@@ -70,8 +71,7 @@ def load_model(role: str, name: str, revision: str | None, device: torch.device)
         raise OSError(
             f"GRUEN could not load its {ROLE_NAMES[role]} from {name!r} (revision {revision!r}). "
             f"Cause: {str(error).strip().rstrip('.')}. Offline, pass a local folder instead: "
-            f"{role}_model='/path/to/folder', holding config.json, a tokenizer and safetensors weights "
-            "(e.g. saved by save_pretrained)."
+            f"{role}_model='/path/to/folder', holding {CHECKPOINT_LAYOUT} (what save_pretrained writes)."
         ) from error
     model = model.to(device).eval()
     return LoadedModel(tokenizer=tokenizer, model=model, window=model_window(tokenizer, model))
