@@ -63,7 +63,7 @@ MUTATIONS = [
         "train-union-no-reconstruction",
         "train_union.py sets the reconstruction weight to 0 whatever --reconstruction_weight says",
         "training/train_union.py",
-        "model.reconstruction_weight = model_args.reconstruction_weight",
+        "model.reconstruction_weight = run.model_args.reconstruction_weight",
         "model.reconstruction_weight = 0.0",
         ("tests/test_train_union_objective.py",),
     ),
