@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -82,3 +83,39 @@ def test_two_processes_loading_at_once_with_empty_caches_both_score(checkpoint, 
     assert first == pytest.approx(
         evaluate.load(metric_path("union"), str(checkpoint)).compute(predictions=TEXTS)["scores"], abs=1e-6
     )
+
+
+MAP_IN_WORKERS = """
+import json, os, sys, datasets, evaluate
+from story_quality import metric_path
+texts = json.loads(sys.argv[2])
+evaluate.logging.disable_progress_bar()
+datasets.disable_progress_bars()
+union = evaluate.load(metric_path("union"), sys.argv[1])
+in_parent = union.compute(predictions=texts)["scores"]  # torch's thread pool now exists in the parent
+
+def score(batch):
+    return {"score": union.compute(predictions=batch["text"])["scores"], "pid": [os.getpid()] * len(batch["text"])}
+
+mapped = datasets.Dataset.from_dict({"text": texts}).map(score, batched=True, batch_size=6, num_proc=2)
+print(json.dumps({"parent": in_parent, "mapped": list(mapped["score"]), "pids": sorted(set(mapped["pid"]))}))
+"""
+
+
+def test_datasets_map_in_two_forked_workers_uses_the_parents_instance(checkpoint, tmp_path):
+    """Before the fork hook, both workers hung in their first parallel torch operation."""
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    command = [sys.executable, "-c", MAP_IN_WORKERS, str(checkpoint), json.dumps(TEXTS)]
+    run = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        out, err = run.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)  # the hung workers too, not only their parent
+        run.communicate()
+        pytest.fail("datasets.map(num_proc=2) with the metric loaded in the parent hung")
+    assert run.returncode == 0, err[-2000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    assert len(result["pids"]) == 2, "the map must really have run in two worker processes"
+    assert result["mapped"] == pytest.approx(result["parent"], abs=1e-6)

@@ -3,9 +3,10 @@
 ``evaluate`` keeps each instance's inputs in its own cache file and writer, so two threads
 computing at once on one instance corrupt each other's state; here they take turns instead.
 A loaded model and ``evaluate``'s locks cannot be pickled, so an instance pickles as the call
-that loads it again (:func:`reload_metric`): ``datasets.map(num_proc=N)`` then gives each
-worker process its own copy. A metric folder must stand alone, so ``metrics/union`` and
-``metrics/gruen`` each carry this file; a test keeps the copies equal.
+that loads it again (:func:`reload_metric`), which gives each spawned worker its own copy. A
+forked worker (``datasets.map(num_proc=N)`` on Linux) inherits the parent's instance and runs
+torch on one thread (:func:`_one_thread_after_fork`). A metric folder must stand alone, so
+``metrics/union`` and ``metrics/gruen`` each carry this file; a test keeps the copies equal.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ class SharedInstance:
     """Mixin for an ``evaluate.Metric`` subclass (put it first among the bases)."""
 
     def compute(self, *args, **kwargs):
-        lock = self.__dict__.setdefault("_compute_lock", threading.Lock())  # atomic: one lock per instance
-        with lock:
+        with self.taking_turns():
             return super().compute(*args, **kwargs)
+
+    def taking_turns(self) -> threading.Lock:
+        """The instance's lock (not re-entrant): hold it around any use of its model or cache."""
+        return self.__dict__.setdefault("_compute_lock", threading.Lock())  # atomic: one lock per instance
 
     def __reduce__(self):
         return (reload_metric, (inspect.getfile(type(self)), self.config_name))
@@ -32,11 +36,15 @@ class SharedInstance:
 
 def reload_metric(script: str, config_name: str) -> evaluate.EvaluationModule:
     """Unpickling an instance: load it again, in memory (workers reloading at once must not queue
-    on one cache file's lock). In a forked child torch runs single-threaded: its OpenMP thread
-    pool does not survive ``fork``, and the first parallel operation would hang."""
-    if os.getpid() != _IMPORTED_IN_PROCESS:
-        torch.set_num_threads(1)
+    on one cache file's lock)."""
     return evaluate.load(script, config_name, keep_in_memory=True)
 
 
-_IMPORTED_IN_PROCESS = os.getpid()
+def _one_thread_after_fork() -> None:
+    """torch's OpenMP thread pool does not survive ``fork``: in a forked child (a ``datasets.map``
+    worker) the first parallel operation would wait forever for the parent's threads. One thread
+    needs no pool; PyTorch's own DataLoader workers run the same way."""
+    torch.set_num_threads(1)
+
+
+os.register_at_fork(after_in_child=_one_thread_after_fork)

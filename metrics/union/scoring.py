@@ -3,10 +3,13 @@
 Kept apart from the ``evaluate`` wrapper so the benchmark and the tests can drive the same
 code the metric runs. Texts are tokenised once, sorted by length and padded per batch, so a
 batch of short stories never pays for one long story; scores are put back in input order.
+Texts are prepared and tokenised a chunk at a time and only the ids the model reads are
+kept, so memory follows the window, not the length of the stories.
 """
 
 from __future__ import annotations
 
+import array
 import contextlib
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
@@ -15,13 +18,19 @@ import torch
 
 # A window this large means "the tokenizer does not know": fall back to the model's positions.
 _UNSET_MAX_LENGTH = 10**6
+# Texts normalised and tokenised at a time. A fast tokenizer holds every full-length encoding of
+# one call at once (a 2,000-word story is ~3,000 pieces with offsets), so the call is cut up.
+ENCODE_CHUNK = 256
 
 
 @dataclasses.dataclass
 class Encoded:
-    """Token ids of each text (special tokens included, already truncated) and which were cut."""
+    """Token ids of each text (special tokens included, already truncated) and which were cut.
 
-    input_ids: list[list[int]]
+    Each row is an ``array('i')``: 4 bytes an id instead of a Python int object's 28 or more.
+    """
+
+    input_ids: list[Sequence[int]]
     truncated: list[int]
     max_length: int
 
@@ -48,19 +57,42 @@ def _special_affixes(tokenizer) -> tuple[int, int]:
     raise ValueError("Could not locate the text between the tokenizer's special tokens.")
 
 
-def encode(tokenizer, texts: Sequence[str], max_length: int) -> Encoded:
+def encode(
+    tokenizer,
+    texts: Sequence[str],
+    max_length: int,
+    prepare: Callable[[str], str] | None = None,
+    chunk_size: int | None = None,
+    progress: Callable[[int], object] | None = None,
+) -> Encoded:
     """Tokenise once, keeping the head of a text longer than ``max_length`` pieces.
 
     Tokenising to ``max_length + 1`` tells which texts are too long without tokenising them
     to the end twice; they are then cut to ``max_length`` by dropping content before the
     trailing special tokens, exactly what head truncation to ``max_length`` gives.
+    ``prepare`` (the story normalisation) is applied to each text just before it is
+    tokenised, ``chunk_size`` texts at a time, so no prepared copy of the whole call exists;
+    ``progress(n)`` is called after each chunk with the number of texts it held.
     """
+    chunk_size = ENCODE_CHUNK if chunk_size is None else chunk_size
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
     _, suffix = _special_affixes(tokenizer)
-    ids = tokenizer(list(texts), truncation=True, max_length=max_length + 1)["input_ids"]
-    truncated = [i for i, row in enumerate(ids) if len(row) > max_length]
-    for i in truncated:
-        row = ids[i]
-        ids[i] = row[: max_length - suffix] + (row[len(row) - suffix :] if suffix else [])
+    ids: list[Sequence[int]] = []
+    truncated: list[int] = []
+    for start in range(0, len(texts), chunk_size):
+        chunk = list(texts[start : start + chunk_size])
+        if prepare is not None:
+            chunk = [prepare(text) for text in chunk]
+        rows = tokenizer(chunk, truncation=True, max_length=max_length + 1)["input_ids"]
+        del chunk
+        for offset, row in enumerate(rows):
+            if len(row) > max_length:
+                truncated.append(start + offset)
+                row = row[: max_length - suffix] + (row[len(row) - suffix :] if suffix else [])
+            ids.append(array.array("i", row))
+        if progress is not None:
+            progress(len(rows))
     return Encoded(input_ids=ids, truncated=truncated, max_length=max_length)
 
 
@@ -77,7 +109,7 @@ def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, device: torch.device) 
     input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, row in enumerate(rows):
-        input_ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        input_ids[i, : len(row)] = torch.as_tensor(row, dtype=torch.long)
         attention_mask[i, : len(row)] = 1
     return {"input_ids": input_ids.to(device), "attention_mask": attention_mask.to(device)}
 

@@ -152,9 +152,17 @@ class Union(SharedInstance, evaluate.Metric):
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
+        if predictions is None:  # score what add_batch gathered
+            return super().compute(references=references, **kwargs)
         texts = validate_predictions(predictions)
         if not texts:
             return {"scores": [], "union_score": math.nan}
+        if self.num_process == 1 and self.writer is None:
+            # Nothing added with add_batch, one process: score the list as given. evaluate's own
+            # path writes every story to an Arrow file and reads them all back into a second list,
+            # which doubles the memory of a large call.
+            with self.taking_turns():
+                return self._compute(texts, **kwargs)
         return super().compute(predictions=texts, references=references, **kwargs)
 
     def _compute(
@@ -164,17 +172,21 @@ class Union(SharedInstance, evaluate.Metric):
         device: str | int | torch.device | None = None,
         max_length: int | None = None,
     ) -> dict:
+        predictions = validate_predictions(predictions)
         target = resolve_device(device)
         if next(self.model.parameters()).device != target:
             self.model.to(target)
         window = model_window(self.tokenizer, self.model.config, max_length)
-        encoded = encode(self.tokenizer, [self.normalization(t) for t in predictions], window)
+        with _progress_bar(total=len(predictions), desc="UNION text", unit="story") as bar:
+            encoded = encode(
+                self.tokenizer, predictions, window, prepare=self.normalization, progress=bar.update
+            )
         if encoded.truncated:
             warnings.warn(
                 f"{len(encoded.truncated)} of {len(predictions)} stories are longer than the model's window of "
                 f"{window} word pieces and were truncated, keeping the head "
                 f"(first: predictions[{encoded.truncated[0]}]).",
-                stacklevel=4,
+                stacklevel=3,
             )
         scores = class_probabilities(
             self.logits_fn,
@@ -232,6 +244,8 @@ def _cache_key(name: str) -> str:
     return "checkpoint-" + hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
-def _progress_bar(batches: list) -> list:
-    """A batch progress bar that `evaluate.logging.disable_progress_bar()` silences."""
-    return tqdm(batches, desc="UNION", unit="batch", disable=not evaluate.logging.is_progress_bar_enabled())
+def _progress_bar(iterable=None, desc: str = "UNION", unit: str = "batch", **kwargs) -> tqdm:
+    """A progress bar that `evaluate.logging.disable_progress_bar()` silences."""
+    return tqdm(
+        iterable, desc=desc, unit=unit, disable=not evaluate.logging.is_progress_bar_enabled(), **kwargs
+    )
