@@ -13,6 +13,7 @@ import threading
 
 import evaluate
 import pytest
+from test_gruen_support import save_all
 from tiny_models import save_union_checkpoint
 
 from story_quality import metric_path
@@ -88,24 +89,32 @@ def test_two_processes_loading_at_once_with_empty_caches_both_score(checkpoint, 
 MAP_IN_WORKERS = """
 import json, os, sys, datasets, evaluate
 from story_quality import metric_path
-texts = json.loads(sys.argv[2])
+name, config, texts, options = sys.argv[1], sys.argv[2] or None, json.loads(sys.argv[3]), json.loads(sys.argv[4])
 evaluate.logging.disable_progress_bar()
 datasets.disable_progress_bars()
-union = evaluate.load(metric_path("union"), sys.argv[1])
-in_parent = union.compute(predictions=texts)["scores"]  # torch's thread pool now exists in the parent
+metric = evaluate.load(metric_path(name), config)
+key = {"union": "scores", "gruen": "gruen"}[name]
+in_parent = metric.compute(predictions=texts, **options)[key]  # torch's thread pool now exists in the parent
 
 def score(batch):
-    return {"score": union.compute(predictions=batch["text"])["scores"], "pid": [os.getpid()] * len(batch["text"])}
+    scores = metric.compute(predictions=batch["text"], **options)[key]
+    return {"score": scores, "pid": [os.getpid()] * len(scores)}
 
 mapped = datasets.Dataset.from_dict({"text": texts}).map(score, batched=True, batch_size=6, num_proc=2)
 print(json.dumps({"parent": in_parent, "mapped": list(mapped["score"]), "pids": sorted(set(mapped["pid"]))}))
 """
 
 
-def test_datasets_map_in_two_forked_workers_uses_the_parents_instance(checkpoint, tmp_path):
+@pytest.mark.parametrize("name", ["union", "gruen"])
+def test_datasets_map_in_two_forked_workers_uses_the_parents_instance(name, checkpoint, tmp_path):
     """Before the fork hook, both workers hung in their first parallel torch operation."""
+    if name == "union":
+        config, texts, options = str(checkpoint), TEXTS, {}
+    else:
+        config, options = "", save_all(tmp_path / "gruen")
+        texts = [f"The dog went home on day {i}. It was very happy. Then it ate." for i in range(12)]
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    command = [sys.executable, "-c", MAP_IN_WORKERS, str(checkpoint), json.dumps(TEXTS)]
+    command = [sys.executable, "-c", MAP_IN_WORKERS, name, config, json.dumps(texts), json.dumps(options)]
     run = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
