@@ -15,7 +15,7 @@ import sys
 import evaluate
 import pytest
 import transformers
-from story_quality.metrics.union.scoring import encode
+from story_quality.metrics.union.scoring import Rows, encode
 from story_quality.metrics.union.story_text import ROC_STORIES
 from tiny_models import save_union_checkpoint
 
@@ -139,3 +139,14 @@ def test_add_batch_path_still_names_a_bad_story(metric):
     metric.add_batch(predictions=[SHORT, None])
     with pytest.raises(ValueError, match=r"predictions\[1\] is None"):
         metric.compute()
+
+
+def test_rows_hold_each_row_whole_and_in_order():
+    rows = Rows()
+    for row in ([101, 7, 102], [101, 102], [101, 9, 9, 9, 102]):
+        rows.append(row)
+    assert len(rows) == 3
+    assert [list(r) for r in rows] == [[101, 7, 102], [101, 102], [101, 9, 9, 9, 102]]
+    assert list(rows[-1]) == [101, 9, 9, 9, 102]
+    with pytest.raises(IndexError, match="row 3 of 3"):
+        rows[3]

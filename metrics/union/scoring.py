@@ -23,14 +23,33 @@ _UNSET_MAX_LENGTH = 10**6
 ENCODE_CHUNK = 256
 
 
+class Rows(Sequence):
+    """Rows of token ids in one growing ``array('i')``: 4 bytes an id, and one allocation for
+    all of them instead of one per text (thousands of small blocks pin the heap's pages)."""
+
+    def __init__(self) -> None:
+        self._ids = array.array("i")
+        self._starts = array.array("q", [0])
+
+    def append(self, row: Sequence[int]) -> None:
+        self._ids.extend(row)
+        self._starts.append(len(self._ids))
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
+
+    def __getitem__(self, i: int) -> array.array:
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"row {i} of {len(self)}")
+        i %= len(self)
+        return self._ids[self._starts[i] : self._starts[i + 1]]
+
+
 @dataclasses.dataclass
 class Encoded:
-    """Token ids of each text (special tokens included, already truncated) and which were cut.
+    """Token ids of each text (special tokens included, already truncated) and which were cut."""
 
-    Each row is an ``array('i')``: 4 bytes an id instead of a Python int object's 28 or more.
-    """
-
-    input_ids: list[Sequence[int]]
+    input_ids: Sequence[Sequence[int]]
     truncated: list[int]
     max_length: int
 
@@ -78,7 +97,7 @@ def encode(
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
     _, suffix = _special_affixes(tokenizer)
-    ids: list[Sequence[int]] = []
+    ids = Rows()
     truncated: list[int] = []
     for start in range(0, len(texts), chunk_size):
         chunk = list(texts[start : start + chunk_size])
@@ -90,7 +109,7 @@ def encode(
             if len(row) > max_length:
                 truncated.append(start + offset)
                 row = row[: max_length - suffix] + (row[len(row) - suffix :] if suffix else [])
-            ids.append(array.array("i", row))
+            ids.append(row)
         if progress is not None:
             progress(len(rows))
     return Encoded(input_ids=ids, truncated=truncated, max_length=max_length)
