@@ -127,7 +127,15 @@ def test_writing_prompts_row_prompt_first_tags_and_newline_markers_removed():
     assert lines[0] == "Aliens land on Earth ."
     assert lines[1:3] == ["It was dark .", "The ship landed ."]
     assert 190 <= sum(len(line.split()) for line in lines[1:]) <= 210
-    assert writing_prompts_text(None, story) is None
+    assert writing_prompts_text("[ WP ] Aliens.", 5) is None and writing_prompts_text(3, story) is None
+
+
+def test_writing_prompts_row_without_a_prompt_opens_with_its_first_sentence():
+    story = "It was dark . <newline> The ship landed . " + "More words here . " * 80
+    for prompt in (None, "", "  "):
+        lines = writing_prompts_text(prompt, story).split("\n")
+        assert lines[:2] == ["It was dark .", "The ship landed ."]
+        assert 190 <= sum(len(line.split()) for line in lines) <= 210
 
 
 def test_writing_prompts_layout_is_detected_from_the_columns(tmp_path):

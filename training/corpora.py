@@ -7,7 +7,8 @@ copies with the same layout work too):
   row). Copies with the original CSV layout (``sentence1`` .. ``sentence5``) are joined.
 * WritingPrompts: ``euclaise/writingprompts`` (``prompt`` and ``story``; splits train,
   validation, test). The prompt becomes sentence 0 (its ``[ WP ]`` tag removed), the story
-  is cut to about 200 words at a sentence boundary, as in UNION's WP data.
+  is cut to about 200 words at a sentence boundary, as in UNION's WP data. A row without a
+  prompt keeps the story's first sentence as its leading context.
 
 Local files: ``.txt`` (one story per line), ``.jsonl``/``.json`` (a list of objects, or
 one object per line) and ``.csv`` (with a header), read with the same column rules.
@@ -63,15 +64,22 @@ def writing_prompts_text(prompt: Any, story: Any, max_words: int = WP_STORY_WORD
     """One WritingPrompts row as UNION's story: the prompt line, then the cut story's sentences.
 
     ``<newline>`` markers become line breaks; the ``[ WP ]``-style tags of the prompt are
-    dropped; a missing or non-text prompt/story gives None (skipped downstream as empty).
+    dropped. Without a prompt (None or blank) the story's own first sentence is the leading
+    context, and the story is cut the same way. A non-text story gives None (skipped
+    downstream as empty).
+
+    >>> writing_prompts_text("[ WP ] Cats rule.", "One two. Three four five.", max_words=2)
+    'Cats rule.\\nOne two.'
+    >>> writing_prompts_text(None, "One two. Three four five. Six.", max_words=5)
+    'One two.\\nThree four five.'
     """
-    if not isinstance(prompt, str) or not isinstance(story, str):
+    if not isinstance(story, str) or prompt is not None and not isinstance(prompt, str):
         return None
-    prompt = " ".join(_WP_TAG.sub("", _WP_NEWLINE.sub(" ", prompt)).split())
+    prompt = " ".join(_WP_TAG.sub("", _WP_NEWLINE.sub(" ", prompt or "")).split())
     sentences = cut_story(_WP_NEWLINE.sub("\n", story), max_words)
-    if not prompt or not sentences:
+    if not sentences:
         return None
-    return "\n".join([prompt, *sentences])
+    return "\n".join([prompt, *sentences] if prompt else sentences)
 
 
 def _join_sentences(row: dict[str, Any]) -> str | None:

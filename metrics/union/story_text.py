@@ -12,6 +12,8 @@ another whatever NLTK data either has installed.
 >>> roc = StoryNormalization(lowercase=True, replace_names=True, roc_tokenize=True)
 >>> roc("Tom didn't go home. He stayed at Mary's house")
 "[MALE] did n't go home . he stayed at [FEMALE] 's house ."
+>>> ROC_STORIES("tom did n\u2019t go home . he stayed at [female] 's house .")
+"[MALE] did n't go home . he stayed at [FEMALE] 's house ."
 >>> roc(roc("Tom didn't go home. He stayed at Mary's house")) == roc("Tom didn't go home. He stayed at Mary's house")
 True
 >>> StoryNormalization()("Kept  as it is.")
@@ -42,6 +44,7 @@ SENTENCE_END = frozenset({".", "!", "?", "''", '"', "'", "``"})
 _PROTECT = {tag: f"zzplaceholder{tag[1:-1].lower()}zz" for tag in PLACEHOLDERS}
 _RESTORE = {v: k for k, v in _PROTECT.items()}
 _PLACEHOLDER_RE = re.compile("|".join(re.escape(tag) for tag in PLACEHOLDERS))
+_ANY_CASE_PLACEHOLDER_RE = re.compile(_PLACEHOLDER_RE.pattern, re.IGNORECASE)
 
 
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
@@ -65,6 +68,29 @@ def remove_invisible(text: str) -> str:
     )
 
 
+# Typographic variants a reader takes for the plain character, beyond what NFKC folds
+# (full-width forms, no-break and other Unicode spaces, the ellipsis are NFKC's).
+_PLAIN_PUNCTUATION = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u00b4\u0060", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2212", "-"),
+        **dict.fromkeys("\u2013\u2014\u2015", " - "),
+    }
+)
+
+
+def plain_typography(text: str) -> str:
+    """Curly quotes and apostrophes, Unicode spaces and dashes, full-width forms as their plain ASCII.
+
+    >>> print(plain_typography("Tom didn\u2019t say \u201chi\u201d\u00a0today\uff0e"))
+    Tom didn't say "hi" today.
+    """
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text).translate(_PLAIN_PUNCTUATION)
+
+
 @functools.lru_cache(maxsize=1)
 def _sentence_splitter() -> PunktSentenceTokenizer:
     params = PunktParameters()
@@ -86,13 +112,16 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for line in text.splitlines() for s in _sentence_splitter().tokenize(line) if s.strip()]
 
 
-def tokenize_sentence(sentence: str) -> list[str]:
+def tokenize_sentence(sentence: str, any_case_placeholders: bool = False) -> list[str]:
     """ROCStories-style words of one sentence (``did n't``, ``'s``, punctuation apart), placeholders kept whole.
 
     >>> tokenize_sentence("[MALE] didn't like it")
     ['[MALE]', 'did', "n't", 'like', 'it']
+    >>> tokenize_sentence("[male] ran", any_case_placeholders=True)
+    ['[MALE]', 'ran']
     """
-    protected = _PLACEHOLDER_RE.sub(lambda m: f" {_PROTECT[m.group(0)]} ", sentence)
+    pattern = _ANY_CASE_PLACEHOLDER_RE if any_case_placeholders else _PLACEHOLDER_RE
+    protected = pattern.sub(lambda m: f" {_PROTECT[m.group(0).upper()]} ", sentence)
     return [_RESTORE.get(tok, tok) for tok in _word_tokenizer().tokenize(protected)]
 
 
@@ -113,6 +142,41 @@ UNION_TAGGER_DIFFERENCES: dict[str, str | None] = {
     ),
     **dict.fromkeys(("my", "may", "kitty", "heather", "meg", "maria"), "FEMALE"),
 }
+
+
+# Census first names that are ordinary words too when written in lower case ("pay the bill",
+# "in june"): in a lowercased story they stay words. The corpus-derived part is every name that
+# raw ROCStories text writes in lower case in at least 5 % of its uses.
+LOWERCASE_AMBIGUOUS_NAMES = frozenset(
+    {
+        *("bill", "don", "mark", "teddy", "ray", "rob", "jack", "sue", "pat", "frank", "jean", "mac"),
+        *("nana", "alfredo", "barbie", "kitty", "so", "my", "may", "will"),
+    }
+)
+
+
+def lowercase_name_tag(token: str) -> str | None:
+    """The placeholder of a first name in a story that arrived lowercased, else None.
+
+    The census list and UNION's tagger differences decide as they do for a capitalised token
+    (raw text capitalises weekdays and months, so those are tagged here too), less the names
+    that are ordinary lower-case words.
+
+    >>> lowercase_name_tag("kelly"), lowercase_name_tag("bill"), lowercase_name_tag("ken")
+    ('[NEUTRAL]', None, None)
+    """
+    if not token.islower() or token in LOWERCASE_AMBIGUOUS_NAMES:
+        return None
+    return name_tag(token.capitalize())
+
+
+def arrived_lowercased(text: str) -> bool:
+    """True when no letter of ``text`` is upper case, placeholders aside: its names cannot be seen by capitals.
+
+    >>> arrived_lowercased("[MALE] and kelly went home ."), arrived_lowercased("Kelly went home.")
+    (True, False)
+    """
+    return not any(c.isupper() for c in _ANY_CASE_PLACEHOLDER_RE.sub(" ", text))
 
 
 def name_tag(token: str) -> str | None:
@@ -139,16 +203,29 @@ class StoryNormalization:
     ``roc_tokenize``: sentence split, Penn Treebank words joined by single spaces, and a
     ``.`` after a sentence that ends in a letter or digit. ``replace_names``: capitalised
     first names become ``[MALE]``/``[FEMALE]``/``[NEUTRAL]``. ``lowercase``: everything but
-    those placeholders is lowercased. All off: the text is returned unchanged.
+    those placeholders is lowercased. ``plain_typography``: curly quotes, Unicode spaces and
+    dashes, full-width forms first become their plain characters. ``lowercase_names`` (with
+    ``replace_names``): a story that arrived lowercased has its census first names tagged too,
+    and ``[male]`` read as ``[MALE]``, so a story normalises alike raw, lowercased or masked.
+    All off: the text is returned unchanged. Checkpoints trained before the last two existed
+    record neither and keep their exact scores.
     """
 
     lowercase: bool = False
     replace_names: bool = False
     roc_tokenize: bool = False
+    plain_typography: bool = False
+    lowercase_names: bool = False
 
     @property
     def is_identity(self) -> bool:
-        return not (self.lowercase or self.replace_names or self.roc_tokenize)
+        return not (
+            self.lowercase
+            or self.replace_names
+            or self.roc_tokenize
+            or self.plain_typography
+            or self.lowercase_names
+        )
 
     def to_dict(self) -> dict[str, bool]:
         return dataclasses.asdict(self)
@@ -175,24 +252,29 @@ class StoryNormalization:
     def sentences(self, text: str) -> list[str]:
         """The story as normalised sentences (the unit the negative sampler works on)."""
         text = remove_invisible(text)
+        if self.plain_typography:
+            text = plain_typography(text)
+        lowered = self.replace_names and self.lowercase_names and arrived_lowercased(text)
         if not self.roc_tokenize:
             pieces = split_sentences(text)
             return (
-                [self._words(s.split(" ")) for s in pieces]
+                [self._words(s.split(" "), lowered) for s in pieces]
                 if (self.lowercase or self.replace_names)
                 else pieces
             )
         out = []
         for sentence in split_sentences(text):
-            tokens = tokenize_sentence(sentence)
+            tokens = tokenize_sentence(sentence, any_case_placeholders=self.lowercase_names)
             if tokens and tokens[-1] not in SENTENCE_END and tokens[-1][-1:].isalnum():
                 tokens.append(".")
             if tokens:
-                out.append(self._words(tokens))
+                out.append(self._words(tokens, lowered))
         return out
 
-    def _words(self, tokens: list[str]) -> str:
-        if self.replace_names:
+    def _words(self, tokens: list[str], lowered: bool = False) -> str:
+        if lowered:
+            tokens = [lowercase_name_tag(tok) or tok for tok in tokens]
+        elif self.replace_names:
             tokens = [name_tag(tok) or tok for tok in tokens]
         if self.lowercase:
             tokens = [tok if tok in PLACEHOLDERS else tok.lower() for tok in tokens]
@@ -204,7 +286,11 @@ class StoryNormalization:
         return " ".join(self.sentences(text))
 
 
-ROC_STORIES = StoryNormalization(lowercase=True, replace_names=True, roc_tokenize=True)
-WRITING_PROMPTS = StoryNormalization(lowercase=False, replace_names=False, roc_tokenize=True)
+ROC_STORIES = StoryNormalization(
+    lowercase=True, replace_names=True, roc_tokenize=True, plain_typography=True, lowercase_names=True
+)
+WRITING_PROMPTS = StoryNormalization(
+    lowercase=False, replace_names=False, roc_tokenize=True, plain_typography=True
+)
 # The recipes by name, as the training scripts' --normalization options and the model cards say them.
 NAMED_NORMALIZATIONS: dict[str, StoryNormalization] = {"roc": ROC_STORIES, "wp": WRITING_PROMPTS}

@@ -1,0 +1,72 @@
+"""UNION's text normalisation: one story in any typography or casing gives one text; old records keep theirs."""
+
+from __future__ import annotations
+
+import pytest
+from story_quality.metrics.union.story_text import (
+    ROC_STORIES,
+    WRITING_PROMPTS,
+    StoryNormalization,
+    plain_typography,
+)
+
+RAW = "Kelly wanted a dog. She didn't ask her mom. Kelly went to the shelter with Tom."
+RECORDED_BEFORE = {"lowercase": True, "replace_names": True, "roc_tokenize": True}
+
+
+def test_a_story_normalises_alike_raw_lowercased_and_masked():
+    expected = (
+        "[NEUTRAL] wanted a dog . she did n't ask her mom . [NEUTRAL] went to the shelter with [MALE] ."
+    )
+    lowercased = "kelly wanted a dog . she did n't ask her mom . kelly went to the shelter with tom ."
+    masked = "[NEUTRAL] wanted a dog . she did n't ask her mom . [NEUTRAL] went to the shelter with [MALE] ."
+    masked_lowercased = masked.lower()
+    for form in (RAW, lowercased, masked, masked_lowercased):
+        assert ROC_STORIES(form) == expected, form
+
+
+def test_names_that_are_lowercase_words_stay_words_in_lowercased_text():
+    assert (
+        ROC_STORIES("he had to pay the bill . so may will wait .")
+        == "he had to pay the bill . so may will wait ."
+    )
+    assert ROC_STORIES("Bill paid.") == "[MALE] paid ."
+
+
+def test_lowercase_names_only_where_the_story_arrived_lowercased():
+    # "rose" is not a name; a capitalised story's lower-case words are never tagged
+    assert ROC_STORIES("Jane saw that kelly was there.") == "[FEMALE] saw that kelly was there ."
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "Kelly wanted a dog. She didn\u2019t ask her mom. Kelly went to the shelter with Tom.",
+        "Kelly wanted a dog.\u00a0She didn't ask her mom. Kelly went to the shelter with Tom.",
+        "Kelly wanted a dog\uff0e She didn't ask her mom\uff0e Kelly went to the shelter with Tom\uff0e",
+        "Kelly\u2009wanted a dog. She didn\u02bct ask her mom. Kelly went to the shelter with Tom.".replace(
+            "\u02bc", "'"
+        ),
+    ],
+)
+def test_typographic_variants_normalise_as_plain_text(variant):
+    assert ROC_STORIES(variant) == ROC_STORIES(RAW)
+    assert WRITING_PROMPTS(variant) == WRITING_PROMPTS(RAW)
+
+
+def test_curly_double_quotes_and_dashes_become_plain():
+    assert plain_typography("\u201cNo\u201d \u2014 she said") == '"No"  -  she said'
+
+
+def test_a_checkpoint_recorded_before_the_new_options_keeps_its_exact_text():
+    old = StoryNormalization.from_dict(RECORDED_BEFORE)
+    assert not old.plain_typography and not old.lowercase_names
+    assert old("kelly went home with Tom") == "kelly went home with [MALE] ."
+    assert old("She didn\u2019t go.") == "she didn\u2019t go ."
+    assert ROC_STORIES.to_dict() == {**RECORDED_BEFORE, "plain_typography": True, "lowercase_names": True}
+
+
+def test_normalisation_is_idempotent_on_mixed_text():
+    for text in (RAW, RAW.lower(), "Hi, said Kelly\u2026 then she left"):
+        once = ROC_STORIES(text)
+        assert ROC_STORIES(once) == once
