@@ -72,8 +72,9 @@ def release_procedure(texts: list[str], models: dict[str, str]) -> list[float]:
     """The release's steps: reload per call, one sentence at a time, CoLA padded to 128."""
     import difflib
 
-    from story_quality.metrics.gruen.preprocessing import text_to_sentences
     from transformers import AutoModelForMaskedLM, AutoModelForSequenceClassification, AutoTokenizer
+
+    from story_quality.metrics.gruen.preprocessing import text_to_sentences
 
     texts = [text_to_sentences(t) for t in texts]
     tok = AutoTokenizer.from_pretrained(models["lm_model"])
@@ -143,8 +144,9 @@ def metric_procedure(
 
 def one_mask_at_a_time(texts: list[str], models: dict[str, str]) -> list[float]:
     """Pseudo-log-likelihood the slow way: one forward pass per masked token, full LM head."""
-    from story_quality.metrics.gruen.preprocessing import text_to_sentences
     from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    from story_quality.metrics.gruen.preprocessing import text_to_sentences
 
     tok = AutoTokenizer.from_pretrained(models["lm_model"])
     lm = AutoModelForMaskedLM.from_pretrained(models["lm_model"]).eval()

@@ -18,6 +18,9 @@ import pathlib
 import time
 
 import datasets
+
+from benchmarks.machine import describe_machine, timed
+from benchmarks.shared_data import shared_data_dir
 from story_quality.metrics.union.story_text import ROC_STORIES
 from story_quality.training.corruptions import CorruptionContext, StoryRandom, corrupt
 from story_quality.training.lexicon import Lexicon
@@ -28,9 +31,6 @@ from story_quality.training.negative_sampling import (
     count_keywords,
     prepare_batch,
 )
-
-from benchmarks.machine import describe_machine, timed
-from benchmarks.shared_data import shared_data_dir
 
 DEFAULT_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 ROC_TRAIN_STORIES = 90_000

@@ -27,12 +27,12 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 import evaluate  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
-from story_quality.metrics.union.bert_classifier_fast_path import supports_fast_path  # noqa: E402
-from story_quality.metrics.union.story_text import CONFIG_KEY, ROC_STORIES  # noqa: E402
 
 from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path, timed  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality import metric_path  # noqa: E402
+from story_quality.metrics.union.bert_classifier_fast_path import supports_fast_path  # noqa: E402
+from story_quality.metrics.union.story_text import CONFIG_KEY, ROC_STORIES  # noqa: E402
 
 SHARED_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 METRIC = metric_path("union")

@@ -16,9 +16,8 @@ import collections
 import csv
 import pathlib
 
-from story_quality.metrics.union.story_text import PLACEHOLDERS, ROC_STORIES, StoryNormalization
-
 from benchmarks.shared_data import shared_data
+from story_quality.metrics.union.story_text import PLACEHOLDERS, ROC_STORIES, StoryNormalization
 
 TOKENS_ONLY = StoryNormalization(lowercase=True, roc_tokenize=True)
 

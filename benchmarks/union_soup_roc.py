@@ -24,11 +24,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
-from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
-from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
 
 from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
+from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
+from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
 
 
 def main() -> None:

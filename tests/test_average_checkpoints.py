@@ -11,6 +11,8 @@ import evaluate
 import pytest
 import torch
 from safetensors.torch import load_file
+from tiny_models import save_union_checkpoint
+
 from story_quality.metrics.union.story_text import ROC_STORIES
 from story_quality.training.average_checkpoints import (
     MEMBERS_FILE,
@@ -21,7 +23,6 @@ from story_quality.training.average_checkpoints import (
     least_aligned,
     main,
 )
-from tiny_models import save_union_checkpoint
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 STORIES = [

@@ -6,6 +6,7 @@ import sys
 
 import datasets
 import pytest
+
 from story_quality.metrics.union.story_text import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS
 from story_quality.training import build_union_data
 

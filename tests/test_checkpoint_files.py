@@ -9,10 +9,10 @@ import evaluate
 import pytest
 import torch
 from safetensors.torch import load_file
-from story_quality.metrics.gruen.model_loading import load_model
 from tiny_models import save_union_checkpoint
 
 from story_quality import metric_path
+from story_quality.metrics.gruen.model_loading import load_model
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

@@ -5,6 +5,7 @@ import json
 
 import datasets
 import pytest
+
 from story_quality.metrics.union.story_text import split_sentences
 from story_quality.training import corpora
 from story_quality.training.corpora import cut_story, load_stories, writing_prompts_text

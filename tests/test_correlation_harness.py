@@ -5,11 +5,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from story_quality.training.evaluation import correlate, williams_test
 
 from benchmarks.correlation import AnnotationFormatError, evaluate_scores, read_annotations, read_scores
 from benchmarks.correlation.__main__ import main, parse_metric_spec
 from benchmarks.correlation.robustness import biased_sets, error_type_sets, reasonable_vote_counts
+from story_quality.training.evaluation import correlate, williams_test
 
 
 def tiny_corpus(n=40, seed=0):

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from story_quality.training.evaluation import AnnotatedStories
 
 from benchmarks.correlation import evaluate_scores, to_markdown
 from benchmarks.correlation.robustness import (
@@ -17,6 +16,7 @@ from benchmarks.correlation.robustness import (
     sample_biased_set,
     story_error_types,
 )
+from story_quality.training.evaluation import AnnotatedStories
 
 
 def test_eight_sets_and_the_inclusion_rule():

@@ -6,6 +6,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 from scipy import stats
+
 from story_quality.training.evaluation import compare_metrics, correlate, williams_test
 
 # Fixed vectors with ties on both sides, as human scores (multiples of 1/7) always have.

@@ -11,6 +11,8 @@ import pytest
 import torch
 import transformers
 from safetensors import safe_open
+from tiny_models import save_union_checkpoint
+
 from story_quality.metrics.union.checkpoints import (
     EMBEDDED_MANIFEST_SHA256,
     MANIFEST,
@@ -22,7 +24,6 @@ from story_quality.metrics.union.checkpoints import (
 )
 from story_quality.metrics.union.story_text import ROC_STORIES
 from story_quality.training.embedded_checkpoint import export_embedded
-from tiny_models import save_union_checkpoint
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 METRIC = str(REPO / "metrics" / "union")

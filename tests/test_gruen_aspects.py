@@ -10,11 +10,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 from scipy.optimize import linprog
-from story_quality.metrics.gruen import focus, preprocessing
-from story_quality.metrics.gruen.coherence import coherence_scores, split_pair
-from story_quality.metrics.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
-from story_quality.metrics.gruen.model_loading import load_model
-from story_quality.metrics.gruen.redundancy import edit_distance, redundancy_flags, redundancy_score
 from test_gruen_support import save_all
 from transformers import (
     AutoModelForMaskedLM,
@@ -22,6 +17,12 @@ from transformers import (
     AutoModelForSequenceClassification,
     AutoTokenizer,
 )
+
+from story_quality.metrics.gruen import focus, preprocessing
+from story_quality.metrics.gruen.coherence import coherence_scores, split_pair
+from story_quality.metrics.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
+from story_quality.metrics.gruen.model_loading import load_model
+from story_quality.metrics.gruen.redundancy import edit_distance, redundancy_flags, redundancy_score
 
 SENTENCES = [
     "The dog went home.",

@@ -25,8 +25,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import REPO
-from story_quality.metrics.gruen import focus
-from story_quality.metrics.gruen.preprocessing import text_to_sentences
 from test_gruen_aspects import _wmd_by_linear_programming
 from test_gruen_support import save_all
 from transformers import (
@@ -35,6 +33,9 @@ from transformers import (
     AutoModelForSequenceClassification,
     AutoTokenizer,
 )
+
+from story_quality.metrics.gruen import focus
+from story_quality.metrics.gruen.preprocessing import text_to_sentences
 
 # text -> (its sentences, redundancy flags counted by hand). Every sentence here has at most four
 # words, so no pair raises a flag unless one sentence equals or contains the other (4 flags).

@@ -6,6 +6,7 @@ import pytest
 import yaml
 from huggingface_hub import EvalResult, ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
+
 from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.model_cards import (
     CARD_TEMPLATES,

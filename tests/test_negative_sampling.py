@@ -4,6 +4,7 @@ import json
 
 import datasets
 import pytest
+
 from story_quality.metrics.union.story_text import (
     CONFIG_KEY,
     ROC_STORIES,

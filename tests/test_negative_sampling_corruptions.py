@@ -10,6 +10,7 @@ import math
 from collections import Counter
 
 import pytest
+
 from story_quality.training.corruptions import (
     PARTIAL_REPETITION,
     CorruptionContext,

@@ -5,6 +5,7 @@ import logging
 import pathlib
 
 import pytest
+
 from story_quality.training import nltk_resources
 from story_quality.training.lexicon import Lexicon, load_conceptnet
 from story_quality.training.morphology import inflect, verb_lemma

@@ -15,6 +15,8 @@ below and just above each threshold, so a changed number changes the outcome; st
 from __future__ import annotations
 
 import pytest
+from test_negative_sampling_corruptions import ListDonors, ScriptedRandom, as_story, text_of
+
 from story_quality.training.corruptions import (
     CorruptionContext,
     KeywordTable,
@@ -27,7 +29,6 @@ from story_quality.training.corruptions import (
     substitute,
 )
 from story_quality.training.lexicon import Lexicon
-from test_negative_sampling_corruptions import ListDonors, ScriptedRandom, as_story, text_of
 
 SEVEN = [
     "ken went to the park .",

@@ -12,10 +12,11 @@ import pathlib
 
 import nltk
 import pytest
+from test_negative_sampling_corruptions import STORY, ListDonors, ScriptedRandom, as_story, text_of
+
 from story_quality.training import nltk_resources
 from story_quality.training.corruptions import CorruptionContext, KeywordTable, substitute
 from story_quality.training.lexicon import Lexicon
-from test_negative_sampling_corruptions import STORY, ListDonors, ScriptedRandom, as_story, text_of
 
 FIXTURE = pathlib.Path(__file__).resolve().parent / "fixtures" / "wordnet"
 DEBIAN = pathlib.Path(nltk_resources.DEBIAN_WORDNET_DIR)

@@ -7,6 +7,7 @@ import pathlib
 
 import datasets
 import pytest
+
 from story_quality.training import build_union_data
 from story_quality.training.output_folders import written_whole
 from story_quality.training.run_setup import resume_checkpoint
@@ -30,7 +31,7 @@ def test_a_built_corpus_is_not_replaced_without_overwrite(tmp_path, capsys):
     out = tmp_path / "corpus"
     assert build(tmp_path, out, "--seed", "1") == 0
     first = json.loads((out / build_union_data.SUMMARY_FILE).read_text())
-    with pytest.raises(SystemExit, match=rf"{out} already exists and is not empty; pass --overwrite"):
+    with pytest.raises(SystemExit, match=rf"{out} already holds a built corpus; pass --overwrite"):
         build(tmp_path, out, "--seed", "2")
     assert json.loads((out / build_union_data.SUMMARY_FILE).read_text()) == first  # untouched
     assert build(tmp_path, out, "--seed", "2", "--overwrite") == 0
@@ -116,7 +117,111 @@ def test_resuming_last_passes_over_a_checkpoint_cut_short_while_saving(tmp_path,
         )
 
 
-def test_training_into_an_empty_or_unrelated_folder_is_allowed(tmp_path):
-    (tmp_path / "notes.txt").write_text("mine")
+def test_training_into_an_empty_or_new_folder_is_allowed(tmp_path):
     assert resume_checkpoint(UnionTrainingArguments(output_dir=str(tmp_path), use_cpu=True)) is None
     assert resume_checkpoint(UnionTrainingArguments(output_dir=str(tmp_path / "new"), use_cpu=True)) is None
+
+
+@pytest.mark.parametrize("arguments", [UnionTrainingArguments, ColaTrainingArguments])
+@pytest.mark.parametrize("users_file", ["notes.txt", "README.md", "tokenizer_config.json"])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_training_refuses_a_folder_holding_files_it_did_not_write(tmp_path, arguments, users_file, overwrite):
+    (tmp_path / users_file).write_text("mine")
+    with pytest.raises(FileExistsError, match=rf"holds files a training run did not write \({users_file}\)"):
+        resume_checkpoint(arguments(output_dir=str(tmp_path), use_cpu=True, overwrite_output_dir=overwrite))
+    assert (tmp_path / users_file).read_text() == "mine"
+
+
+def test_training_over_an_earlier_run_with_a_users_file_beside_it_is_refused(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "my_notes.md").write_text("mine")
+    with pytest.raises(FileExistsError, match=r"did not write \(my_notes.md\)"):
+        resume_checkpoint(
+            UnionTrainingArguments(output_dir=str(tmp_path), use_cpu=True, overwrite_output_dir=True)
+        )
+
+
+def test_an_output_folder_holding_the_input_is_never_replaced(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    source = data / "stories.txt"
+    source.write_text("\n".join(STORY.format(name=n) for n in ("Ken", "Mary", "Tom")))
+    (data / "other.txt").write_text("mine")
+    monkeypatch.chdir(data)
+    for out in (str(data), ".", str(source)):
+        with pytest.raises(SystemExit, match=r"holds the input|is a file"):
+            build_union_data.main(
+                [
+                    str(source),
+                    "--output-dir",
+                    out,
+                    "--overwrite",
+                    "--tagger",
+                    "heuristic",
+                    "--wordnet",
+                    "none",
+                ]
+            )
+    assert sorted(p.name for p in data.iterdir()) == ["other.txt", "stories.txt"]
+    assert (data / "other.txt").read_text() == "mine"
+
+
+def test_overwrite_replaces_only_an_earlier_corpus(tmp_path):
+    out = tmp_path / "corpus"
+    out.mkdir()
+    (out / "thesis.tex").write_text("mine")
+    with pytest.raises(SystemExit, match=r"holds files a corpus build did not write \(thesis.tex\)"):
+        build(tmp_path, out, "--overwrite")
+    assert (out / "thesis.tex").read_text() == "mine"
+    (out / "thesis.tex").unlink()
+    assert build(tmp_path, out) == 0 and build(tmp_path, out, "--overwrite", "--seed", "5") == 0
+
+
+def test_an_unwritable_output_folder_fails_before_any_work(tmp_path, monkeypatch):
+    (tmp_path / "a_file").write_text("x")
+    monkeypatch.setattr(build_union_data, "load_stories", lambda *a, **k: pytest.fail("work was done"))
+    with pytest.raises(SystemExit, match=r"--output-dir .*a_file/corpus: cannot write there"):
+        build(tmp_path, tmp_path / "a_file" / "corpus")
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [
+        (["--max-rows", "0"], "--max-rows: must be at least 1, got 0"),
+        (["--max-rows", "-1"], "--max-rows: must be at least 1, got -1"),
+        (["--min-sentences", "1"], "--min-sentences: must be at least 2, got 1"),
+        (["--batch-size", "0"], "--batch-size: must be at least 1, got 0"),
+        (["--num-proc", "-2"], "--num-proc: must be at least 1, got -2"),
+        (["--copies", "0"], "--copies: must be at least 1, got 0"),
+        (["--related-donors", "x"], "--related-donors: expected an integer, got 'x'"),
+        (["--exclude-contexts-of", "missing.txt"], "--exclude-contexts-of missing.txt: no such file"),
+    ],
+)
+def test_bad_numbers_and_files_are_usage_errors_naming_the_option(tmp_path, capsys, extra, expected):
+    with pytest.raises(SystemExit) as error:
+        build(tmp_path, tmp_path / "corpus", *extra)
+    assert error.value.code == 2 and expected in capsys.readouterr().err
+    assert not (tmp_path / "corpus").exists()
+
+
+def test_no_empty_corpus_is_ever_saved(tmp_path):
+    out = tmp_path / "corpus"
+    assert build(tmp_path, out, "--seed", "1") == 0
+    before = (out / build_union_data.SUMMARY_FILE).read_text()
+    with pytest.raises(SystemExit, match="no story survived"):
+        build(tmp_path, out, "--min-sentences", "99", "--overwrite")
+    source = tmp_path / "stories.txt"
+    with pytest.raises(SystemExit, match="no story survived"):
+        build(tmp_path, out, "--exclude-contexts-of", str(source), "--overwrite")
+    assert (out / build_union_data.SUMMARY_FILE).read_text() == before
+
+
+def test_a_source_given_twice_is_refused_and_repeated_stories_kept_once(tmp_path, capsys):
+    source = tmp_path / "stories.txt"
+    source.write_text("\n".join(STORY.format(name=n) for n in ("Ken", "Mary", "Ken")))
+    with pytest.raises(SystemExit) as error:
+        build_union_data.main([str(source), str(source), "--output-dir", str(tmp_path / "c")])
+    assert error.value.code == 2 and "is given twice" in capsys.readouterr().err
+    assert build_union_data.main([str(source), "--output-dir", str(tmp_path / "c"), "--wordnet", "none"]) == 0
+    summary = json.loads((tmp_path / "c" / build_union_data.SUMMARY_FILE).read_text())
+    assert summary["stories"] == 2 and summary["repeated_stories_dropped"] == 1

@@ -5,6 +5,7 @@ import math
 import random
 
 import pytest
+
 from story_quality.training.related_stories import nearest_stories
 
 

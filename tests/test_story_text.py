@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from story_quality.metrics.union.story_text import (
     ROC_STORIES,
     WRITING_PROMPTS,

@@ -14,10 +14,11 @@ import torch
 from conftest import REPO
 from huggingface_hub import ModelCard
 from safetensors.torch import load_file, save_file
-from story_quality.metrics.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
-from story_quality.training import train_cola
 from test_train_union import accelerate_launch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+from story_quality.metrics.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
+from story_quality.training import train_cola
 
 MAX_LENGTH = 32
 

@@ -19,9 +19,10 @@ from conftest import REPO
 from huggingface_hub import ModelCard
 from safetensors import safe_open
 from scipy import stats
+from transformers import AutoTokenizer, BertForMaskedLM, BertForSequenceClassification, BertTokenizer
+
 from story_quality.metrics.union.story_text import CONFIG_KEY, PLACEHOLDERS, ROC_STORIES, WRITING_PROMPTS
 from story_quality.training import run_setup, train_union, union_pairs
-from transformers import AutoTokenizer, BertForMaskedLM, BertForSequenceClassification, BertTokenizer
 
 MAX_LENGTH = 48
 # A base vocabulary without the name placeholders: training must add them and grow the model.
@@ -344,9 +345,8 @@ def test_run_with_a_linear_probe_stage_records_it_in_the_model_card(workdir):
 
 
 def test_a_kept_checkpoint_exports_as_the_classifier_the_run_published(trained, tmp_path):
-    from story_quality.training.union_model import export_trainer_checkpoint
-
     from benchmarks.union_trajectory_roc import trainer_checkpoints
+    from story_quality.training.union_model import export_trainer_checkpoint
 
     assert [step for step, _ in trainer_checkpoints(trained)] == [3, STEPS]  # by step, not by name
     exported = export_trainer_checkpoint(trained / f"checkpoint-{STEPS}", tmp_path / "e", ROC_STORIES)
@@ -375,3 +375,42 @@ def test_negative_linear_probe_epochs_are_refused_before_any_loading(tmp_path):
     argv = ["--dataset", str(tmp_path / "missing.jsonl"), "--output_dir", str(tmp_path / "o")]
     with pytest.raises(ValueError, match=r"--linear_probe_epochs must be >= 0 .*got -1.0"):
         train_union.main([*argv, "--linear_probe_epochs", "-1"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--max_length", "0"], r"--max_length must be between 16 and 4096 word pieces, got 0"),
+        (["--max_length", "8"], r"--max_length must be between 16 and 4096 word pieces, got 8"),
+        (
+            ["--reconstruction_weight", "-1"],
+            r"--reconstruction_weight must be a finite number >= 0 .*got -1.0",
+        ),
+        (
+            ["--reconstruction_weight", "nan"],
+            r"--reconstruction_weight must be a finite number >= 0 .*got nan",
+        ),
+        (["--learning_rate", "nan"], r"--learning_rate must be a finite number > 0, got nan"),
+        (["--learning_rate", "0"], r"--learning_rate must be a finite number > 0, got 0.0"),
+        (["--num_train_epochs", "-1"], r"--num_train_epochs must be a finite number > 0, got -1.0"),
+    ],
+)
+def test_bad_numbers_are_refused_before_any_loading(tmp_path, flags, message):
+    argv = ["--dataset", str(tmp_path / "missing.jsonl"), "--output_dir", str(tmp_path / "o")]
+    with pytest.raises(ValueError, match=message):
+        train_union.main([*argv, *flags])
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_window_beyond_the_models_positions_is_refused_before_training(workdir, tmp_path):
+    with pytest.raises(ValueError, match=r"--max_length 100 exceeds the 64 positions of .*pass at most 64"):
+        train_union.main(train_args(workdir, tmp_path / "o", "--max_length", "100"))
+
+
+def test_a_folder_that_is_not_a_built_corpus_names_the_build_command(workdir, tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("x")
+    args = train_args(workdir, tmp_path / "o")
+    args[args.index("--dataset") + 1] = str(tmp_path / "notes")
+    with pytest.raises(ValueError, match=r"is a folder but not a saved dataset .*build_union_data.py"):
+        train_union.main(args)

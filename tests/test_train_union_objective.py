@@ -18,10 +18,11 @@ import tiny_models
 import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
-from story_quality.training import train_union
-from story_quality.training.union_model import BertForUnionTraining
 from test_train_union import write_pairs
 from transformers import BertForMaskedLM, BertForSequenceClassification
+
+from story_quality.training import train_union
+from story_quality.training.union_model import BertForUnionTraining
 
 MAX_LENGTH = 48
 STORIES = 4  # 8 rows: one human story and one reordered copy each

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 import transformers
+from tiny_models import bert_config
+
 from story_quality.metrics.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 from story_quality.metrics.union.scoring import pad_batch
-from tiny_models import bert_config
 
 
 @pytest.fixture

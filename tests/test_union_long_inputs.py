@@ -15,9 +15,10 @@ import sys
 import evaluate
 import pytest
 import transformers
+from tiny_models import save_union_checkpoint
+
 from story_quality.metrics.union.scoring import Rows, encode
 from story_quality.metrics.union.story_text import ROC_STORIES
-from tiny_models import save_union_checkpoint
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 METRIC = str(REPO / "metrics" / "union")
@@ -135,9 +136,14 @@ def test_direct_compute_equals_evaluates_add_batch_path(metric):
     assert gathered == direct
 
 
-def test_add_batch_path_still_names_a_bad_story(metric):
-    metric.add_batch(predictions=[SHORT, None])
+def test_add_batch_path_names_a_bad_story_before_it_is_stored(metric):
     with pytest.raises(ValueError, match=r"predictions\[1\] is None"):
+        metric.add_batch(predictions=[SHORT, None])
+    with pytest.raises(TypeError, match=r"predictions\[1\] is a int, not a string: 5"):
+        metric.add_batch(predictions=[SHORT, 5])
+    with pytest.raises(TypeError, match=r"predictions\[0\] is a int"):
+        metric.add(prediction=5)
+    with pytest.raises(ValueError, match=r"predictions is missing: pass predictions="):
         metric.compute()
 
 

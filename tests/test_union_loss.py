@@ -8,6 +8,8 @@ import pytest
 import tiny_models
 import torch
 from safetensors import safe_open
+from transformers import BertForSequenceClassification, BertTokenizer
+
 from story_quality.metrics.union.story_text import CONFIG_KEY, ROC_STORIES
 from story_quality.training.union_model import (
     IGNORE_INDEX,
@@ -17,7 +19,6 @@ from story_quality.training.union_model import (
     encode_union_examples,
     export_classifier,
 )
-from transformers import BertForSequenceClassification, BertTokenizer
 
 EXAMPLES = {
     "text": [

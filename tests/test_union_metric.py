@@ -13,10 +13,11 @@ import evaluate
 import pytest
 import torch
 import transformers
+from tiny_models import save_union_checkpoint
+
 from story_quality.metrics.union import union as union_module
 from story_quality.metrics.union.checkpoints import PUBLISHED_CHECKPOINTS, resolve_checkpoint
 from story_quality.metrics.union.story_text import ROC_STORIES, StoryNormalization
-from tiny_models import save_union_checkpoint
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 METRIC = str(REPO / "metrics" / "union")
@@ -115,12 +116,12 @@ def test_long_story_is_truncated_keeping_the_head_with_one_warning(metric, check
 
 
 def test_max_length_argument_narrows_the_window(metric, checkpoint):
-    with pytest.warns(UserWarning, match="window of 8"):
-        short = metric.compute(predictions=[STORIES[0]], max_length=8)["scores"][0]
+    with pytest.warns(UserWarning, match="window of 16"):
+        short = metric.compute(predictions=[STORIES[0]], max_length=16)["scores"][0]
     tok = transformers.AutoTokenizer.from_pretrained(checkpoint)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(checkpoint).eval()
-    enc = tok(ROC_STORIES(STORIES[0]), return_tensors="pt", truncation=True, max_length=8)
-    assert enc["input_ids"].shape[1] == 8
+    enc = tok(ROC_STORIES(STORIES[0]), return_tensors="pt", truncation=True, max_length=16)
+    assert enc["input_ids"].shape[1] == 16
     with torch.no_grad():
         assert short == pytest.approx(torch.softmax(model(**enc).logits, -1)[0, 1].item(), abs=1e-5)
 
@@ -132,7 +133,7 @@ def test_max_length_argument_narrows_the_window(metric, checkpoint):
         (["fine story .", "ok .", 7], TypeError, r"predictions\[2\] is a int"),
         ([b"bytes"], TypeError, r"predictions\[0\] is a bytes"),
         (["fine .", ""], ValueError, r"predictions\[1\] is empty"),
-        (["  \n\t "], ValueError, r"predictions\[0\] is empty or whitespace"),
+        (["  \n\t "], ValueError, r"predictions\[0\] is empty, whitespace"),
         ("a bare string", TypeError, "list of strings"),
     ],
 )

@@ -8,6 +8,10 @@ import inspect
 import pytest
 import tiny_models
 import torch
+from torch.nn import functional as F
+from torch.utils.flop_counter import FlopCounterMode
+
+from benchmarks import bench_train_union as bench
 from story_quality.training import train_union, union_model
 from story_quality.training.union_model import (
     IGNORE_INDEX,
@@ -15,10 +19,6 @@ from story_quality.training.union_model import (
     UnionDataCollator,
     encode_union_examples,
 )
-from torch.nn import functional as F
-from torch.utils.flop_counter import FlopCounterMode
-
-from benchmarks import bench_train_union as bench
 
 EXAMPLES = {
     "text": [

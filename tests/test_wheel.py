@@ -20,8 +20,9 @@ import textwrap
 import venv
 
 import pytest
-from story_quality.metrics.union.checkpoints import EMBEDDED_MANIFEST_SHA256
 from tiny_models import save_union_checkpoint
+
+from story_quality.metrics.union.checkpoints import EMBEDDED_MANIFEST_SHA256
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

@@ -19,9 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 
 import datasets
+
 from story_quality.metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
 from story_quality.training.corpora import (
     LOCAL_SUFFIXES,
@@ -34,10 +36,26 @@ from story_quality.training.corpora import (
 from story_quality.training.corruptions import technique_probs_argument
 from story_quality.training.lexicon import Lexicon
 from story_quality.training.negative_sampling import build_union_copies, read_summary
-from story_quality.training.output_folders import refuse_existing, written_whole
+from story_quality.training.output_folders import probe_writable, refuse_existing, written_whole
 
 NORMALIZATIONS = {**NAMED_NORMALIZATIONS, "none": StoryNormalization()}
 SUMMARY_FILE = "union_build_summary.json"
+
+
+def at_least(minimum: int):
+    """An argparse type: an integer no smaller than ``minimum``, with an error naming the bound."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -61,7 +79,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--copies",
-        type=int,
+        type=at_least(1),
         default=1,
         help="corrupted copies per story, each with its own corpus seed (seed, seed+1, ...) and its human "
         "row; UNION made 1 (default: 1)",
@@ -74,7 +92,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--split", default="train", help="Hub split to read (default: train)")
     parser.add_argument("--text-column", help="column holding the stories (default: found from the columns)")
-    parser.add_argument("--max-rows", type=int, help="use only the first N stories (quick runs)")
+    parser.add_argument(
+        "--max-rows", type=at_least(1), help="use only the first N stories of each source (quick runs)"
+    )
     parser.add_argument(
         "--normalization",
         choices=[*NORMALIZATIONS, "auto"],
@@ -83,14 +103,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "cased) or none; auto = wp for a WritingPrompts source, else roc",
     )
     parser.add_argument("--seed", type=int, default=42, help="corpus seed (default: 42)")
-    parser.add_argument("--num-proc", type=int, help="worker processes for datasets.map")
+    parser.add_argument("--num-proc", type=at_least(1), help="worker processes for datasets.map")
     parser.add_argument(
-        "--batch-size", type=int, default=1000, help="datasets.map batch size (default: 1000)"
+        "--batch-size", type=at_least(1), default=1000, help="datasets.map batch size (default: 1000)"
     )
-    parser.add_argument("--min-sentences", type=int, default=3, help="skip shorter stories (default: 3)")
+    parser.add_argument(
+        "--min-sentences", type=at_least(2), default=3, help="skip shorter stories (default: 3; at least 2)"
+    )
     parser.add_argument(
         "--related-donors",
-        type=int,
+        type=at_least(0),
         default=0,
         metavar="N",
         help="draw sentence-substitution donors among each story's N keyword neighbours (harder "
@@ -130,7 +152,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.output_dir and not args.push_to_hub:
         parser.error("nothing to do: give --output-dir and/or --push-to-hub")
+    repeated = sorted({s for s in args.source if args.source.count(s) > 1})
+    if repeated:
+        parser.error(f"source {repeated[0]} is given twice: its stories would be trained on twice")
+    if args.exclude_contexts_of and not os.path.isfile(args.exclude_contexts_of):
+        parser.error(f"--exclude-contexts-of {args.exclude_contexts_of}: no such file")
     return args
+
+
+def drop_duplicate_stories(stories: datasets.Dataset) -> tuple[datasets.Dataset, int]:
+    """The stories with every repeat of an identical text removed (first kept), and the count removed.
+
+    A story present twice would get two indexes, so its copies could land on both sides of the
+    train/held-out split.
+    """
+    seen: set[str] = set()
+
+    def first(text: str | None) -> bool:
+        if text is None:
+            return True
+        if text in seen:
+            return False
+        seen.add(text)
+        return True
+
+    kept = stories.filter(first, input_columns="text", desc="Dropping repeated stories")
+    return kept, len(stories) - len(kept)
 
 
 def choose_normalization(name: str, source: str) -> StoryNormalization:
@@ -142,12 +189,15 @@ def choose_normalization(name: str, source: str) -> StoryNormalization:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    if args.copies < 1:
-        raise SystemExit(f"--copies must be at least 1, got {args.copies}")
     if args.output_dir:
         try:
-            refuse_existing(args.output_dir, args.overwrite)
-        except FileExistsError as error:
+            refuse_existing(
+                args.output_dir,
+                args.overwrite,
+                inputs=[*args.source, *([args.exclude_contexts_of] if args.exclude_contexts_of else [])],
+            )
+            probe_writable(args.output_dir)
+        except (FileExistsError, PermissionError) as error:
             raise SystemExit(f"error: {error}") from None
     normalization = choose_normalization(args.normalization, args.source[0])
     try:  # a bad corpus file is the user's to fix: its name and line, not a traceback
@@ -159,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     except (ValueError, FileNotFoundError) as error:
         raise SystemExit(f"error: {error}") from None
+    stories, repeated = drop_duplicate_stories(stories)
+    if repeated:
+        logging.info("dropped %d repeated stories (identical text)", repeated)
     if args.exclude_contexts_of:
         stories, dropped = drop_shared_contexts(
             stories, read_held_out_stories(args.exclude_contexts_of), normalization
@@ -177,7 +230,13 @@ def main(argv: list[str] | None = None) -> int:
         lexicon=Lexicon(tagger=args.tagger, wordnet=args.wordnet, conceptnet=args.conceptnet),
     )
     summary = read_summary(dataset)
+    if len(dataset) == 0:
+        raise SystemExit(
+            f"error: no story survived ({json.dumps(summary['skipped'])}, repeated: {repeated}); nothing was "
+            "saved. Check the sources, --max-rows, --min-sentences and --exclude-contexts-of."
+        )
     summary["sources"] = list(args.source)
+    summary["repeated_stories_dropped"] = repeated
     if args.exclude_contexts_of:
         summary["excluded_shared_contexts"] = {"of": args.exclude_contexts_of, "stories": dropped}
     dataset.info.description = json.dumps(summary, sort_keys=True)

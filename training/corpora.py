@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import datasets
+
 from story_quality.metrics.union.story_text import StoryNormalization, split_sentences
 
 logger = logging.getLogger(__name__)

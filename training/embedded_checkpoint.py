@@ -17,6 +17,7 @@ import shutil
 
 import torch
 import transformers
+
 from story_quality.metrics.union.checkpoints import (
     EMBEDDED_FOLDER,
     MANIFEST,

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from datasets.fingerprint import Hasher
+
 from story_quality.metrics.union.story_text import PLACEHOLDERS
 
 from . import nltk_resources

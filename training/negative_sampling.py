@@ -29,6 +29,7 @@ from typing import Any
 
 import datasets
 from datasets.fingerprint import Hasher
+
 from story_quality.metrics.union import story_text
 from story_quality.metrics.union.story_text import (
     CONFIG_KEY,

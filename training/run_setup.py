@@ -17,8 +17,9 @@ from typing import Any
 import datasets
 import transformers
 from accelerate.utils import parse_flag_from_env
-from story_quality.training.output_folders import holds_a_run
 from transformers import HfArgumentParser, TrainingArguments
+
+from story_quality.training.output_folders import holds_a_run, refuse_foreign_run_folder
 
 logger = logging.getLogger(__name__)
 CHECKPOINT_NAME = re.compile(r"checkpoint-\d+")
@@ -55,6 +56,7 @@ def resume_checkpoint(args: TrainingArguments) -> str | None:
     ``--overwrite_output_dir`` says so: hours of training are not lost to a reused folder name.
     """
     wanted = args.resume_from_checkpoint
+    refuse_foreign_run_folder(args.output_dir)
     if not wanted:
         if holds_a_run(args.output_dir) and not getattr(args, "overwrite_output_dir", False):
             raise FileExistsError(

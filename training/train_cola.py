@@ -23,6 +23,16 @@ import datasets
 import numpy as np
 import transformers
 from huggingface_hub import EvalResult
+from transformers import (
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    DataCollatorWithPadding,
+    HfArgumentParser,
+    Trainer,
+    TrainingArguments,
+    set_seed,
+)
+
 from story_quality.metrics.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
 from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.model_cards import (
@@ -38,15 +48,6 @@ from story_quality.training.run_setup import (
     configure_logging,
     parse_arguments,
     resume_checkpoint,
-)
-from transformers import (
-    AutoModelForSequenceClassification,
-    AutoTokenizer,
-    DataCollatorWithPadding,
-    HfArgumentParser,
-    Trainer,
-    TrainingArguments,
-    set_seed,
 )
 
 logger = logging.getLogger(__name__)

@@ -31,6 +31,8 @@ import datasets
 import numpy as np
 import transformers
 from huggingface_hub import EvalResult
+from transformers import AutoTokenizer, HfArgumentParser, Trainer, TrainingArguments, set_seed
+
 from story_quality.training.evaluation import (
     METHODS,
     AnnotatedStories,
@@ -64,7 +66,6 @@ from story_quality.training.union_model import (
 )
 from story_quality.training.union_pairs import load_pairs, split_held_out
 from story_quality.training.union_presets import PRESETS, CorpusPreset
-from transformers import AutoTokenizer, HfArgumentParser, Trainer, TrainingArguments, set_seed
 
 logger = logging.getLogger(__name__)
 
@@ -220,6 +221,30 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     return results
 
 
+MIN_WINDOW = 16
+
+
+def check_run_numbers(model_args: ModelArguments, args: UnionTrainingArguments) -> None:
+    """Refuse numbers that would train a useless model or fail deep inside torch, naming the flag."""
+    if not MIN_WINDOW <= model_args.max_length <= 4096:
+        raise ValueError(
+            f"--max_length must be between {MIN_WINDOW} and 4096 word pieces, got {model_args.max_length}."
+        )
+    weight = model_args.reconstruction_weight
+    if not math.isfinite(weight) or weight < 0:
+        raise ValueError(f"--reconstruction_weight must be a finite number >= 0 (0: off), got {weight}.")
+    for flag, value in (
+        ("--learning_rate", args.learning_rate),
+        ("--num_train_epochs", args.num_train_epochs),
+    ):
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{flag} must be a finite number > 0, got {value}.")
+    if args.per_device_train_batch_size < 1:
+        raise ValueError(
+            f"--per_device_train_batch_size must be >= 1, got {args.per_device_train_batch_size}."
+        )
+
+
 def parse_run(argv: Sequence[str] | None) -> Run:
     """Arguments and everything that can fail in seconds (bad flags, folders, annotation files)."""
     parser = HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments), description=__doc__)
@@ -233,6 +258,7 @@ def parse_run(argv: Sequence[str] | None) -> Run:
         raise ValueError(
             f"--linear_probe_epochs must be >= 0 (0: no head-only stage), got {args.linear_probe_epochs}."
         )
+    check_run_numbers(model_args, args)
     checkpoint = resume_checkpoint(args)
     annotated = read_annotated_file(data_args.annotated_file) if data_args.annotated_file else None
     set_seed(args.seed)
@@ -287,6 +313,12 @@ def load_model(
         run.model_args.model_name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
     )
     model.reconstruction_weight = run.model_args.reconstruction_weight
+    positions = model.config.max_position_embeddings
+    if run.model_args.max_length > positions:
+        raise ValueError(
+            f"--max_length {run.model_args.max_length} exceeds the {positions} positions of "
+            f"{run.model_args.model_name_or_path}; pass at most {positions}."
+        )
     if added or model.config.vocab_size < len(tokenizer):
         model.resize_token_embeddings(len(tokenizer))
     return model

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from story_quality.metrics.union.story_text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
 from torch import nn
 from torch.nn import functional as F
 from transformers import (
@@ -32,6 +31,8 @@ from transformers import (
 )
 from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 from transformers.utils import ModelOutput
+
+from story_quality.metrics.union.story_text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
 
 IGNORE_INDEX = -100
 ID2LABEL = {0: "perturbed", 1: "human"}

@@ -8,17 +8,24 @@ import random
 from typing import Any
 
 import datasets
+
 from story_quality.metrics.union.story_text import StoryNormalization
 from story_quality.training.run_setup import DATA_FILE_BUILDERS
 
 logger = logging.getLogger(__name__)
 
 PAIR_COLUMNS = ("text", "label", "original", "context", "story_index")
+SAVED_DATASET_FILES = ("state.json", "dataset_dict.json")
 
 
 def _load_table(source: str, split: str) -> datasets.Dataset | None:
     """A saved dataset or a data file; None when ``source`` is neither (then a corpus name)."""
     if os.path.isdir(source):
+        if not any(os.path.isfile(os.path.join(source, f)) for f in SAVED_DATASET_FILES):
+            raise ValueError(
+                f"--dataset {source} is a folder but not a saved dataset (no {' or '.join(SAVED_DATASET_FILES)}); "
+                f"build one with: python training/build_union_data.py STORIES.txt --output-dir {source}"
+            )
         loaded = datasets.load_from_disk(source)
         if isinstance(loaded, datasets.DatasetDict):
             if split not in loaded:
@@ -39,6 +46,10 @@ def load_pairs(source: str, data: Any, normalization: StoryNormalization, seed: 
     """
     table = _load_table(source, data.dataset_split)
     if table is not None and set(PAIR_COLUMNS) <= set(table.column_names):
+        if len(table) == 0:
+            raise ValueError(
+                f"--dataset {source} holds no pairs; rebuild it with training/build_union_data.py."
+            )
         labels = set(table.unique("label"))
         if not labels <= {0, 1}:
             raise ValueError(f"{source!r}: label must be 0 (perturbed) or 1 (human), found {sorted(labels)}.")

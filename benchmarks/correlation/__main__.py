@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy
+
 from story_quality.training.evaluation import AnnotationFormatError, read_annotations, read_scores
 
 from .evaluation import evaluate_scores

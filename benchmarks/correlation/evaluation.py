@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
 from story_quality.training.evaluation import (
     METHODS,
     AnnotatedStories,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
 from story_quality.training.evaluation import METHODS
 
 from .evaluation import CorrelationReport

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from story_quality.training.evaluation import ERROR_TYPES, AnnotatedStories
 
 BIASED_SET_LEVELS: tuple[int, ...] = tuple(range(1, 9))

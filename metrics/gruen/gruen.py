@@ -8,6 +8,8 @@ import statistics
 import datasets
 import evaluate
 
+from story_quality.validation import check_count, check_device, check_options, check_texts, is_blank
+
 # evaluate copies only the siblings imported here (no comment may follow an import line).
 from .batching import length_sorted_batches
 from .checkpoint_files import local_checkpoint_problem
@@ -15,8 +17,8 @@ from .checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default
 from .coherence import coherence_scores
 from .focus import focus_score
 from .grammaticality import LM_SCORINGS
-from .model_loading import ModelCache, resolve_device
-from .preprocessing import text_to_sentences, validate_predictions
+from .model_loading import ModelCache
+from .preprocessing import text_to_sentences
 from .redundancy import redundancy_score
 from .scoring import GruenScorer
 from .sharing import SharedInstance
@@ -29,6 +31,7 @@ SIBLING_MODULES_NEEDED_BY_SCORING = (
     redundancy_score,
     encode_words,
     local_checkpoint_problem,
+    length_sorted_batches,
 )
 
 _CITATION = """\
@@ -94,6 +97,25 @@ Examples:
 DEFAULT_BATCH_SIZE = 32
 
 
+OPTIONS = (
+    "lm_model",
+    "cola_model",
+    "sop_model",
+    "lm_revision",
+    "cola_revision",
+    "sop_revision",
+    "coherence",
+    "lm_scoring",
+    "batch_size",
+    "device",
+)
+
+
+def _checked(predictions) -> list[str]:
+    """Strings only (blank ones score 0); a lone surrogate is not text."""
+    return check_texts(predictions, surrogates=False, allow_blank=True)
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Gruen(SharedInstance, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
@@ -105,10 +127,19 @@ class Gruen(SharedInstance, evaluate.Metric):
             reference_urls=["https://aclanthology.org/2020.findings-emnlp.9"],
         )
 
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Check every text before ``evaluate`` stores them (it would turn None and numbers into strings)."""
+        return super().add_batch(predictions=_checked(predictions), references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Check one text as add_batch does."""
+        return super().add(prediction=_checked([prediction])[0], reference=reference, **kwargs)
+
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Check every text before ``evaluate`` stores them (it would turn None and numbers into strings)."""
-        if predictions is not None:
-            predictions = validate_predictions(predictions)
+        check_options(kwargs, OPTIONS)
+        if predictions is not None or (self.writer is None and self.num_process == 1):
+            predictions = _checked(predictions)
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(
@@ -127,11 +158,13 @@ class Gruen(SharedInstance, evaluate.Metric):
     ) -> dict:
         if lm_scoring not in LM_SCORINGS:
             raise ValueError(f"lm_scoring must be one of {LM_SCORINGS}, got {lm_scoring!r}")
-        next(length_sorted_batches([1], batch_size))  # rejects a bad batch_size before any model loads
-        texts = [text_to_sentences(text) for text in validate_predictions(predictions)]
+        batch_size = check_count(batch_size, "batch_size")
+        target = check_device(device)
+        # Blank text (invisible characters included) scores 0, as the card says.
+        texts = [text_to_sentences("" if is_blank(text) else text) for text in _checked(predictions)]
         if not hasattr(self, "_model_cache"):
             self._model_cache = ModelCache()
-        scorer = GruenScorer(self._model_cache, resolve_device(device), batch_size)
+        scorer = GruenScorer(self._model_cache, target, batch_size)
         aspects = scorer.score(
             texts,
             lm=(lm_model, lm_revision),

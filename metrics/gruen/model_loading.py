@@ -39,12 +39,6 @@ class LoadedModel:
     window: int  # longest input, special tokens included, the model accepts
 
 
-def resolve_device(device: str | torch.device | None) -> torch.device:
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
 def model_window(tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel) -> int:
     """The longest input both the tokenizer and the position embeddings accept."""
     limits = [getattr(model.config, "max_position_embeddings", None), tokenizer.model_max_length]
@@ -64,8 +58,8 @@ def load_model(role: str, name: str, revision: str | None, device: torch.device)
         )
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
-        model = MODEL_CLASSES[role].from_pretrained(
-            source, revision=revision, use_safetensors=True, trust_remote_code=False
+        model, loading = MODEL_CLASSES[role].from_pretrained(
+            source, revision=revision, use_safetensors=True, trust_remote_code=False, output_loading_info=True
         )
     except (OSError, ValueError, SafetensorError) as error:
         raise OSError(
@@ -73,6 +67,16 @@ def load_model(role: str, name: str, revision: str | None, device: torch.device)
             f"Cause: {str(error).strip().rstrip('.')}. Offline, pass a local folder instead: "
             f"{role}_model='/path/to/folder', holding {CHECKPOINT_LAYOUT} (what save_pretrained writes)."
         ) from error
+    # A head missing from the weights would be randomly initialised: scores that mean nothing.
+    head_missing = sorted(
+        k for k in loading["missing_keys"] if not k.startswith(f"{model.base_model_prefix}.")
+    )
+    if head_missing:
+        raise OSError(
+            f"GRUEN cannot use {name!r} as its {ROLE_NAMES[role]}: its weights lack {', '.join(head_missing[:4])}"
+            f"{', ...' if len(head_missing) > 4 else ''}, so that head would be randomly initialised (a bare "
+            "encoder or a model of another task). Pass a checkpoint trained for this role."
+        )
     model = model.to(device).eval()
     return LoadedModel(tokenizer=tokenizer, model=model, window=model_window(tokenizer, model))
 

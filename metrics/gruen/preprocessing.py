@@ -74,16 +74,3 @@ def has_several_words(sentence: str) -> bool:
 def text_to_sentences(text: str) -> list[str]:
     """The sentences of one text that GRUEN scores (possibly none)."""
     return [s for s in sentence_splitter()(normalize_text(text)) if has_several_words(s)]
-
-
-def validate_predictions(predictions: object) -> list[str]:
-    """A copy of the caller's texts, or an error naming the first item that is not a string."""
-    if isinstance(predictions, str) or not hasattr(predictions, "__iter__"):
-        raise TypeError(f"predictions must be a list of strings, got {type(predictions).__name__}")
-    texts = list(predictions)
-    for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise TypeError(
-                f"predictions[{index}] is {text!r} ({type(text).__name__}); every text must be a str"
-            )
-    return texts

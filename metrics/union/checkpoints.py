@@ -120,4 +120,15 @@ def resolve_checkpoint(name: str) -> str:
         return str(folder)
     if name in PUBLISHED_CHECKPOINTS:
         return PUBLISHED_CHECKPOINTS[name]
+    named, _, revision = name.partition("@")
+    if revision and (named == EMBEDDED_NAME or named in PUBLISHED_CHECKPOINTS) and not os.path.isdir(name):
+        pinned = PUBLISHED_CHECKPOINTS.get(named)
+        raise CheckpointError(
+            f"{name!r}: the named checkpoint {named!r} takes no revision"
+            + (
+                f"; pin the Hub copy as '{pinned}@{revision}'."
+                if pinned
+                else " (it is shipped inside the package)."
+            )
+        )
     return os.path.expanduser(name)

@@ -141,15 +141,6 @@ def autocast_for(device: torch.device) -> contextlib.AbstractContextManager:
     return torch.autocast(device_type="cuda", dtype=dtype)
 
 
-def resolve_device(device: str | int | torch.device | None) -> torch.device:
-    """``None`` picks the first GPU when there is one; an int is a CUDA ordinal."""
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if isinstance(device, int):
-        return torch.device("cuda", device)
-    return torch.device(device)
-
-
 def class_probabilities(
     logits_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     encoded: Encoded,

@@ -15,6 +15,8 @@ import transformers
 from safetensors import SafetensorError
 from tqdm.auto import tqdm
 
+from story_quality.validation import check_count, check_device, check_options, check_texts, check_window
+
 from .bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 from .checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
 from .checkpoints import (
@@ -25,7 +27,7 @@ from .checkpoints import (
     resolve_checkpoint,
 )
 from .person_names import NAME_GENDER
-from .scoring import class_probabilities, encode, model_window, resolve_device
+from .scoring import class_probabilities, encode, model_window
 from .sharing import SharedInstance
 from .story_text import StoryNormalization
 
@@ -51,8 +53,8 @@ trained to tell human-written stories from automatically corrupted copies of the
 (repeated plot, substituted and reordered sentences, negated events). The score of a story
 is the classifier's probability that it is human-written: 1 reads as coherent, 0 as broken.
 
-The checkpoint is the config name: "default" (a checkpoint shipped with the metric, once one
-is), "roc" / "wp" (the BERT-base Hub checkpoints for ROCStories / WritingPrompts), any Hub model
+The checkpoint is the config name: "default" (the checkpoint shipped with the metric),
+"roc" / "wp" (the BERT-base Hub checkpoints for ROCStories / WritingPrompts), any Hub model
 id (add "@revision" to pin one), or a local directory.
 """
 
@@ -92,18 +94,9 @@ Examples:
 HUMAN_LABEL = "human"
 
 
-def validate_predictions(predictions) -> list[str]:
-    """Reject what cannot be scored, naming the first offending index."""
-    if isinstance(predictions, str) or not hasattr(predictions, "__len__"):
-        raise TypeError(f"predictions must be a list of strings, got {type(predictions).__name__}.")
-    for i, text in enumerate(predictions):
-        if text is None:
-            raise ValueError(f"predictions[{i}] is None; every story must be a non-empty string.")
-        if not isinstance(text, str):
-            raise TypeError(f"predictions[{i}] is a {type(text).__name__}, not a string: {text!r:.80}")
-        if not text.strip():
-            raise ValueError(f"predictions[{i}] is empty or whitespace only; there is nothing to score.")
-    return list(predictions)
+# A shorter window leaves the classifier too little of any story to tell one from another.
+MIN_WINDOW = 16
+OPTIONS = ("batch_size", "device", "max_length")
 
 
 def split_revision(name: str) -> tuple[str, str | None]:
@@ -150,11 +143,22 @@ class Union(SharedInstance, evaluate.Metric):
     def _model_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
 
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
+        return super().add_batch(predictions=check_texts(predictions), references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Validate one story as add_batch does."""
+        return super().add(prediction=check_texts([prediction])[0], reference=reference, **kwargs)
+
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
+        check_options(kwargs, OPTIONS)
         if predictions is None:  # score what add_batch gathered
+            if self.writer is None and self.num_process == 1:
+                check_texts(None)
             return super().compute(references=references, **kwargs)
-        texts = validate_predictions(predictions)
+        texts = check_texts(predictions)
         if not texts:
             return {"scores": [], "union_score": math.nan}
         if self.num_process == 1 and self.writer is None:
@@ -172,8 +176,10 @@ class Union(SharedInstance, evaluate.Metric):
         device: str | int | torch.device | None = None,
         max_length: int | None = None,
     ) -> dict:
-        predictions = validate_predictions(predictions)
-        target = resolve_device(device)
+        predictions = check_texts(predictions)
+        batch_size = check_count(batch_size, "batch_size")
+        max_length = check_window(max_length, model_window(self.tokenizer, self.model.config), MIN_WINDOW)
+        target = check_device(device)
         if next(self.model.parameters()).device != target:
             self.model.to(target)
         window = model_window(self.tokenizer, self.model.config, max_length)
@@ -181,6 +187,7 @@ class Union(SharedInstance, evaluate.Metric):
             encoded = encode(
                 self.tokenizer, predictions, window, prepare=self.normalization, progress=bar.update
             )
+        _refuse_unscorable(encoded, self.tokenizer)
         if encoded.truncated:
             warnings.warn(
                 f"{len(encoded.truncated)} of {len(predictions)} stories are longer than the model's window of "
@@ -200,6 +207,17 @@ class Union(SharedInstance, evaluate.Metric):
         return {"scores": scores, "union_score": sum(scores) / len(scores)}
 
 
+def _refuse_unscorable(encoded, tokenizer) -> None:
+    """A text whose every word piece is unknown (emoji, an unsupported script) has nothing to score."""
+    special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
+    for i, row in enumerate(encoded.input_ids):
+        if set(row) - special <= {tokenizer.unk_token_id}:
+            raise ValueError(
+                f"predictions[{i}] has nothing the model can read: after normalisation every word piece is "
+                f"unknown to its vocabulary ({tokenizer.unk_token}); score text in the checkpoint's language."
+            )
+
+
 def _load_checkpoint(source: str, revision: str | None, name: str):
     """Tokenizer and classifier (fp32: the shipped fp16 weights are upcast), or one clear error."""
     kwargs = {} if revision is None else {"revision": revision}
@@ -212,9 +230,10 @@ def _load_checkpoint(source: str, revision: str | None, name: str):
         )
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
-        model = transformers.AutoModelForSequenceClassification.from_pretrained(
-            source, use_safetensors=True, dtype=torch.float32, **kwargs
-        ).eval()
+        model, loading = transformers.AutoModelForSequenceClassification.from_pretrained(
+            source, use_safetensors=True, dtype=torch.float32, output_loading_info=True, **kwargs
+        )
+        model.eval()
     except (OSError, ValueError, SafetensorError) as error:
         where = (
             "the local folder"
@@ -227,6 +246,14 @@ def _load_checkpoint(source: str, revision: str | None, name: str):
             f"A UNION checkpoint is a sequence classifier with safetensors weights, a config and a "
             f"tokenizer. {alternative_hint()}"
         ) from error
+    if loading["missing_keys"]:
+        missing = sorted(loading["missing_keys"])
+        raise CheckpointError(
+            f"Cannot use {name!r} ({source}) as a UNION checkpoint: its weights lack {', '.join(missing[:4])}"
+            f"{', ...' if len(missing) > 4 else ''}, so that part would be randomly initialised and every score "
+            "meaningless (a bare encoder or another task's model, not a trained classifier). "
+            f"{alternative_hint()}"
+        )
     return tokenizer, model
 
 

@@ -1,0 +1,126 @@
+"""Checks at the edge of both metrics: what a user passes is refused with the argument and the item named.
+
+Everything here runs before any model work, so a bad call fails in microseconds with a message
+that says what is expected, never deep inside a tokenizer or torch.
+"""
+
+from __future__ import annotations
+
+import numbers
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import torch
+
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp", "Mn", "Me"})
+SCORABLE_HINT = "every text must hold at least one visible character"
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` holds nothing a reader sees: whitespace, zero-width and control characters.
+
+    >>> is_blank(" \\u200b\\ufeff\\x00"), is_blank("a\\u200b")
+    (True, False)
+    """
+    return all(c.isspace() or unicodedata.category(c) in _INVISIBLE for c in text)
+
+
+def check_texts(predictions: Any, *, surrogates: bool = True, allow_blank: bool = False) -> list[str]:
+    """``predictions`` as a list of strings, or an error naming what is wrong and where.
+
+    ``surrogates=False`` refuses a lone surrogate (half of a UTF-16 pair: a decoding error
+    upstream) instead of letting the caller's normalisation drop it; ``allow_blank`` lets a
+    metric that gives blank text a documented score take it.
+    """
+    if predictions is None:
+        raise ValueError("predictions is missing: pass predictions=[...] (a list of strings) to compute.")
+    if isinstance(predictions, str | bytes):
+        raise TypeError(
+            f"predictions must be a list of strings, got one {type(predictions).__name__}; wrap it: [text]."
+        )
+    if isinstance(predictions, Mapping):
+        raise TypeError(
+            f"predictions is a {type(predictions).__name__} (keys {list(predictions)[:3]}), not a list of "
+            "strings; a datasets slice such as ds[:2] is a dict of columns: pass ds[:2]['text'] or ds['text']."
+        )
+    if isinstance(predictions, set | frozenset) or not isinstance(predictions, Sequence | Iterable):
+        raise TypeError(
+            f"predictions must be a list of strings (in a fixed order), got {type(predictions).__name__}."
+        )
+    texts = list(predictions)
+    for i, text in enumerate(texts):
+        if text is None:
+            raise ValueError(f"predictions[{i}] is None; every text must be a non-empty string.")
+        if not isinstance(text, str):
+            raise TypeError(f"predictions[{i}] is a {type(text).__name__}, not a string: {text!r:.80}")
+        if not allow_blank and is_blank(text):
+            raise ValueError(
+                f"predictions[{i}] is empty, whitespace or invisible characters only; {SCORABLE_HINT}."
+            )
+        if not surrogates and any(unicodedata.category(c) == "Cs" for c in text):
+            raise ValueError(
+                f"predictions[{i}] holds a lone surrogate (half of a UTF-16 pair), which is not text; "
+                "decode the input with errors='replace' or fix its encoding."
+            )
+    return texts
+
+
+def check_count(value: Any, name: str, minimum: int = 1) -> int:
+    """An integer option (not a bool, float or string) no smaller than ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}.")
+    return int(value)
+
+
+def check_window(max_length: Any, limit: int, minimum: int) -> int | None:
+    """The caller's word-piece window (None: the model's), between ``minimum`` and the model's ``limit``."""
+    if max_length is None:
+        return None
+    value = check_count(max_length, "max_length", minimum)
+    if value > limit:
+        raise ValueError(
+            f"max_length must be at most the model's window of {limit} word pieces, got {value}."
+        )
+    return value
+
+
+def check_device(device: Any) -> torch.device:
+    """The device to run on (None: the first GPU, else the CPU), refused when it does not exist here."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if isinstance(device, bool) or not isinstance(device, str | int | torch.device):
+        raise TypeError(f"device must be a string, an int (a GPU index) or a torch.device, got {device!r}.")
+    try:
+        resolved = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+    except (RuntimeError, ValueError) as error:
+        raise ValueError(
+            f"device {device!r} is not a device name ({error}); use 'cpu', 'cuda' or 'cuda:0'."
+        ) from None
+    if resolved.type == "cpu":
+        return resolved
+    if resolved.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"device {device!r}: this machine has no CUDA GPU; use device='cpu'.")
+        if resolved.index is not None and resolved.index >= count:
+            raise ValueError(f"device {device!r}: this machine has {count} CUDA GPU(s) (0..{count - 1}).")
+        return resolved
+    if resolved.type == "mps":
+        if not torch.backends.mps.is_available():
+            raise ValueError(f"device {device!r}: MPS is not available on this machine; use device='cpu'.")
+        return resolved
+    raise ValueError(f"device {device!r} cannot run a metric; use 'cpu', 'cuda' or 'mps'.")
+
+
+def check_options(given: Mapping[str, Any], known: Sequence[str]) -> None:
+    """Refuse a misspelt or unknown option, naming it and the closest known one."""
+    import difflib
+
+    for name in given:
+        if name not in known:
+            close = difflib.get_close_matches(name, [*known, "predictions", "references"], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TypeError(f"compute() got an unknown argument {name!r}{hint} It takes {', '.join(known)}.")

@@ -1,0 +1,192 @@
+"""Careless or hostile input to both metrics: one clear error naming the item or argument, or a documented result.
+
+Each row is a case that once gave a traceback from deep inside a library or, worse, a number
+that looked valid (the keys of a dict scored, 5 scored as "5", a random head's 0.5).
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import datasets
+import evaluate
+import pytest
+import torch
+import transformers
+from test_gruen_support import save_all
+from tiny_models import bert_config, save_union_checkpoint, tokenizer
+
+from story_quality.metrics.union.story_text import ROC_STORIES
+from story_quality.validation import check_device, check_texts, is_blank
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+STORY = "Ken went to the store. He bought milk. He went home happy."
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> pathlib.Path:
+    return save_union_checkpoint(
+        tmp_path_factory.mktemp("union") / "roc", normalization=ROC_STORIES.to_dict(), max_length=48
+    )
+
+
+@pytest.fixture(scope="module")
+def union(checkpoint):
+    return evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint))
+
+
+@pytest.fixture(scope="module")
+def gruen_paths(tmp_path_factory):
+    return save_all(tmp_path_factory.mktemp("gruen-models"))
+
+
+@pytest.fixture(scope="module")
+def gruen():
+    return evaluate.load(str(REPO / "metrics" / "gruen"))
+
+
+BAD_PREDICTIONS = [
+    (
+        datasets.Dataset.from_dict({"text": [STORY, STORY]})[:2],
+        TypeError,
+        r"datasets slice .* ds\[:2\]\['text'\]",
+    ),
+    ({"a": STORY}, TypeError, r"predictions is a dict"),
+    ({STORY}, TypeError, r"in a fixed order"),
+    (STORY, TypeError, r"got one str; wrap it"),
+    ([STORY, 5], TypeError, r"predictions\[1\] is a int, not a string: 5"),
+    ([STORY, None], ValueError, r"predictions\[1\] is None"),
+    (None, ValueError, r"predictions is missing: pass predictions="),
+]
+
+
+@pytest.mark.parametrize(("predictions", "error", "message"), BAD_PREDICTIONS)
+def test_union_refuses_what_is_not_a_list_of_stories(union, predictions, error, message):
+    with pytest.raises(error, match=message):
+        union.compute(predictions=predictions)
+
+
+@pytest.mark.parametrize(("predictions", "error", "message"), BAD_PREDICTIONS)
+def test_gruen_refuses_what_is_not_a_list_of_texts(gruen, gruen_paths, predictions, error, message):
+    with pytest.raises(error, match=message):
+        gruen.compute(predictions=predictions, **gruen_paths)
+
+
+def test_add_batch_checks_each_story_before_it_is_stored(union, gruen):
+    for metric in (union, gruen):
+        with pytest.raises(TypeError, match=r"predictions\[1\] is a int"):
+            metric.add_batch(predictions=[STORY, 5])
+
+
+@pytest.mark.parametrize("text", ["\u200b", "\ufeff", "\x00", " \u200b \u2060 ", "\u00a0"])
+def test_union_refuses_invisible_only_text_naming_its_index(union, text):
+    with pytest.raises(
+        ValueError, match=r"predictions\[1\] is empty, whitespace or invisible characters only"
+    ):
+        union.compute(predictions=[STORY, text])
+
+
+def test_union_refuses_text_with_nothing_its_vocabulary_reads(union):
+    with pytest.raises(ValueError, match=r"predictions\[0\] has nothing the model can read"):
+        union.compute(predictions=["\U0001f600\U0001f600 \U0001f389", STORY])
+
+
+def test_gruen_scores_invisible_only_text_zero_as_blank_text(gruen, gruen_paths):
+    result = gruen.compute(
+        predictions=["\u200b \u200b", "", "The dog ran home. It was happy."], **gruen_paths
+    )
+    assert result["gruen"][0] == result["gruen"][1] == 0.0
+    assert result["gruen"][2] > 0.0
+
+
+def test_gruen_refuses_a_lone_surrogate_naming_its_index(gruen, gruen_paths):
+    with pytest.raises(ValueError, match=r"predictions\[1\] holds a lone surrogate"):
+        gruen.compute(predictions=["Fine.", "bad \ud800 text"], **gruen_paths)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"max_length": 0}, ValueError, r"max_length must be an integer >= 16, got 0"),
+        ({"max_length": 3}, ValueError, r"max_length must be an integer >= 16, got 3"),
+        ({"max_length": -5}, ValueError, r"max_length must be an integer >= 16, got -5"),
+        ({"max_length": 2.5}, TypeError, r"max_length must be an integer >= 16, got float 2.5"),
+        ({"max_length": "64"}, TypeError, r"max_length must be an integer >= 16, got str '64'"),
+        ({"max_length": 4096}, ValueError, r"at most the model's window of 48"),
+        ({"batch_size": "8"}, TypeError, r"batch_size must be an integer >= 1, got str '8'"),
+        ({"batch_size": None}, TypeError, r"batch_size must be an integer >= 1, got NoneType"),
+        ({"batch_size": 2.5}, TypeError, r"batch_size must be an integer >= 1, got float"),
+        ({"batch_size": 0}, ValueError, r"batch_size must be an integer >= 1, got 0"),
+        ({"device": "meta"}, ValueError, r"device 'meta' cannot run a metric"),
+        ({"device": "gpu7"}, ValueError, r"device 'gpu7' is not a device name"),
+        ({"prediction": [STORY]}, TypeError, r"unknown argument 'prediction'; did you mean 'predictions'"),
+        ({"batchsize": 8}, TypeError, r"unknown argument 'batchsize'; did you mean 'batch_size'"),
+    ],
+)
+def test_union_checks_every_option_before_any_work(union, options, error, message):
+    with pytest.raises(error, match=message):
+        union.compute(predictions=[STORY], **options)
+    assert union.compute(predictions=[STORY])["scores"][0] >= 0.0  # the instance still works
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"batch_size": "8"}, TypeError, r"batch_size must be an integer >= 1, got str"),
+        ({"batch_size": None}, TypeError, r"batch_size must be an integer >= 1, got NoneType"),
+        ({"batch_size": 2.5}, TypeError, r"batch_size must be an integer >= 1, got float"),
+        ({"device": "meta"}, ValueError, r"device 'meta' cannot run a metric"),
+        ({"lm_modle": "x"}, TypeError, r"unknown argument 'lm_modle'; did you mean 'lm_model'"),
+    ],
+)
+def test_gruen_checks_every_option_before_any_work(gruen, gruen_paths, options, error, message):
+    with pytest.raises(error, match=message):
+        gruen.compute(predictions=["The dog ran home."], **{**gruen_paths, **options})
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", 99])
+def test_a_gpu_that_is_not_there_is_named(device):
+    with pytest.raises(ValueError, match="no CUDA GPU"):
+        check_device(device)
+
+
+@pytest.mark.skipif(torch.backends.mps.is_available(), reason="checks the message where MPS is absent")
+def test_mps_that_is_not_there_is_named():
+    with pytest.raises(ValueError, match="MPS is not available"):
+        check_device("mps")
+
+
+def test_a_named_checkpoint_with_a_revision_is_not_looked_up_as_a_hub_repo():
+    # evaluate imports its own copy of the script's modules: their CheckpointError is an OSError
+    with pytest.raises(
+        OSError, match=r"'roc@v1': the named checkpoint 'roc' takes no revision.*union-roc@v1"
+    ):
+        evaluate.load(str(REPO / "metrics" / "union"), "roc@v1")
+
+
+def save_bare_encoder(directory: pathlib.Path) -> pathlib.Path:
+    tok = tokenizer()
+    transformers.BertModel(bert_config(len(tok))).save_pretrained(directory)
+    tok.save_pretrained(directory)
+    return directory
+
+
+def test_union_refuses_a_bare_encoder_that_would_get_a_random_head(tmp_path):
+    folder = save_bare_encoder(tmp_path / "encoder")
+    with pytest.raises(OSError, match=r"its weights lack classifier\.bias, classifier\.weight.*randomly"):
+        evaluate.load(str(REPO / "metrics" / "union"), str(folder))
+
+
+@pytest.mark.parametrize("role", ["lm_model", "cola_model", "sop_model"])
+def test_gruen_refuses_a_bare_encoder_for_each_model(gruen, gruen_paths, tmp_path, role):
+    folder = save_bare_encoder(tmp_path / "encoder")
+    with pytest.raises(OSError, match=r"its weights lack .*randomly initialised"):
+        gruen.compute(predictions=["The dog ran home."], **{**gruen_paths, role: str(folder)}, coherence=True)
+
+
+def test_blank_and_surrogate_checks_directly():
+    assert is_blank("\u200b\u2060\ufeff \t") and not is_blank("\u200bx")
+    assert check_texts(["\u200b"], allow_blank=True) == ["\u200b"]
+    with pytest.raises(ValueError, match="lone surrogate"):
+        check_texts(["a\udc00"], surrogates=False)
