@@ -158,3 +158,25 @@ def test_hub_ids_go_through_datasets_load_dataset(monkeypatch):
     ds = load_stories(corpora.WRITING_PROMPTS_HUB_ID, split="validation")
     assert calls == {"name": "euclaise/writingprompts", "split": "validation", "revision": None}
     assert ds.column_names == ["text"] and list(ds["text"]) == ["A prompt.\nKen ran.\nHe fell.\nHe cried."]
+
+
+def test_a_utf16_file_with_its_mark_is_read_as_text(tmp_path):
+    path = tmp_path / "stories.txt"
+    path.write_bytes("Kelly went home. She slept.\nTom ran.\n".encode("utf-16"))
+    assert list(load_stories(str(path))["text"]) == ["Kelly went home. She slept.", "Tom ran."]
+
+
+def test_a_utf16_file_without_its_mark_is_named_as_such(tmp_path):
+    path = tmp_path / "stories.txt"
+    path.write_bytes("Kelly went home. She slept.\n".encode("utf-16-le"))
+    with pytest.raises(ValueError, match=r"looks like UTF-16 text without a byte-order mark"):
+        load_stories(str(path))
+
+
+def test_a_top_level_json_object_is_named_not_read_as_rows(tmp_path):
+    path = tmp_path / "stories.json"
+    path.write_text(json.dumps({"data": [{"text": "A story."}], "version": 1}, indent=2))
+    with pytest.raises(
+        ValueError, match=r"holds one JSON object \(keys \['data', 'version'\]\), not stories"
+    ):
+        load_stories(str(path))

@@ -117,7 +117,20 @@ def read_text_file(path: pathlib.Path) -> str:
     inside training stories.
     """
     data = path.read_bytes()
-    if b"\0" in data[:8192]:
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with its byte-order mark: a text file all the same
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise ValueError(
+                f"{path}: starts like UTF-16 but does not decode as it; convert it to UTF-8."
+            ) from None
+    head = data[:8192]
+    if b"\0" in head:
+        if head.count(b"\0") * 3 >= len(head):  # every other byte NUL: UTF-16 text without a mark
+            raise ValueError(
+                f"{path} looks like UTF-16 text without a byte-order mark; convert it to UTF-8 "
+                "(e.g. iconv -f utf-16le -t utf-8)."
+            )
         raise ValueError(f"{path}: binary data (NUL bytes), not a text corpus.")
     if not data.strip():
         raise ValueError(f"{path} is empty: no stories to read.")
@@ -134,8 +147,23 @@ def read_text_file(path: pathlib.Path) -> str:
 def _read_json_rows(path: pathlib.Path) -> tuple[list[dict[str, Any]], list[int]]:
     """JSON records and the line each starts on (1 for a whole-file JSON array)."""
     text = read_text_file(path)
+    if path.suffix.lower() == ".json" and text.lstrip().startswith("{"):
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None  # one object per line after all: read as JSON Lines below
+        if isinstance(whole, dict) and "\n" in text.strip():
+            raise ValueError(
+                f"{path} holds one JSON object (keys {list(whole)[:5]}), not stories: expected a JSON list of "
+                "objects, or one object per line (JSON Lines)."
+            )
     if text.lstrip().startswith("["):
-        rows = json.loads(text)
+        try:
+            rows = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+        if not isinstance(rows, list):
+            raise ValueError(f"{path}: expected a JSON list of objects, got a {type(rows).__name__}.")
         lines = [1] * len(rows)
     else:
         rows, lines = [], []
