@@ -37,7 +37,9 @@ def metric():
 
 def test_outputs_per_text_in_input_order(metric, paths):
     result = metric.compute(predictions=TEXTS, **paths)
-    assert sorted(result) == ["coherence", "focus", "grammaticality", "gruen", "mean_gruen", "redundancy"]
+    assert sorted(result) == [
+        "coherence", "focus", "grammaticality", "gruen", "mean_gruen", "redundancy", "signature"
+    ]  # fmt: skip
     assert all(len(result[key]) == len(TEXTS) for key in ("gruen", "grammaticality", "redundancy", "focus"))
     assert result["coherence"] == [None] * len(TEXTS)
     assert result["redundancy"][2] == pytest.approx(-1.2)  # three identical pairs, 4 flags each

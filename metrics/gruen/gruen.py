@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import os
 import statistics
 
 import datasets
 import evaluate
 
+from story_quality.signature import checkpoint_id, signature
 from story_quality.validation import check_count, check_device, check_options, check_texts, is_blank
 
 # evaluate copies only the siblings imported here (no comment may follow an import line).
@@ -78,12 +80,14 @@ Returns:
     focus (list of float): 0 or -0.1.
     coherence (list of float or None): <= 0 (minus the mean SOP loss); None when coherence=False.
     mean_gruen (float): mean of `gruen` (NaN for no text, as the union metric).
+    signature (str): what made the scores (each model with its revision or weights' sha256,
+        lm_scoring, coherence, package version); report it with the numbers.
 Examples:
     >>> gruen = evaluate.load("gruen")  # doctest: +SKIP
     >>> texts = ["The dog ran home. The dog ran home.", "   "]
     >>> results = gruen.compute(predictions=texts, lm_model=lm_model, cola_model=cola_model)
     >>> sorted(results)
-    ['coherence', 'focus', 'grammaticality', 'gruen', 'mean_gruen', 'redundancy']
+    ['coherence', 'focus', 'grammaticality', 'gruen', 'mean_gruen', 'redundancy', 'signature']
     >>> results["redundancy"]  # a repeated sentence raises all four flags, -0.1 each
     [-0.4, 0.0]
     >>> results["gruen"][1], results["coherence"]  # nothing to score in a blank text; coherence off
@@ -172,4 +176,18 @@ class Gruen(SharedInstance, evaluate.Metric):
             sop=(sop_model, sop_revision) if coherence else None,
             lm_scoring=lm_scoring,
         )
-        return {**aspects, "mean_gruen": statistics.fmean(aspects["gruen"]) if texts else math.nan}
+        cola_revision = default_revision(cola_model, cola_revision)
+        models = [("lm", lm_model, lm_revision), ("cola", cola_model, cola_revision)]
+        models += [("sop", sop_model, sop_revision)] if coherence else []
+        made_by = signature(
+            "gruen",
+            *(
+                f"{role}:{checkpoint_id(name, os.path.expanduser(name), revision)}"
+                for role, name, revision in models
+            ),
+            f"lm_scoring:{lm_scoring}",
+            f"coherence:{'on' if coherence else 'off'}",
+            "fp32",
+        )
+        mean = statistics.fmean(aspects["gruen"]) if texts else math.nan
+        return {**aspects, "mean_gruen": mean, "signature": made_by}

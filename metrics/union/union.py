@@ -15,6 +15,7 @@ import transformers
 from safetensors import SafetensorError
 from tqdm.auto import tqdm
 
+from story_quality.signature import checkpoint_id, normalization_label, signature
 from story_quality.validation import check_count, check_device, check_options, check_texts, check_window
 
 from .bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
@@ -74,6 +75,8 @@ Returns:
     scores (`list` of `float`): P(human-written) for each story, in input order, in [0, 1];
         higher is more coherent.
     union_score (`float`): the mean of `scores` (NaN when there are no stories).
+    signature (`str`): what made the scores (checkpoint and its revision or weights' sha256,
+        normalisation, window, precision, package version); report it with the numbers.
 
 Examples:
     >>> union = evaluate.load("metrics/union", checkpoint_dir)  # or "default", a Hub id
@@ -82,13 +85,13 @@ Examples:
     ...     "Ken went to the store. Ken went to the store. He did not go home.",
     ... ])
     >>> sorted(results)
-    ['scores', 'union_score']
+    ['scores', 'signature', 'union_score']
     >>> [0.0 <= s <= 1.0 for s in results["scores"]]
     [True, True]
     >>> abs(results["union_score"] - sum(results["scores"]) / 2) < 1e-9
     True
-    >>> union.compute(predictions=[])
-    {'scores': [], 'union_score': nan}
+    >>> union.compute(predictions=[])["scores"]
+    []
 """
 
 HUMAN_LABEL = "human"
@@ -139,6 +142,19 @@ class Union(SharedInstance, evaluate.Metric):
         self.label_index = _human_label_index(self.model.config, source)
         self.normalization = StoryNormalization.from_config(self.model.config)
         self.checkpoint = source if local else f"{source}@{revision or 'main'}"
+        self.checkpoint_label = checkpoint_id(self.config_name, source, revision, local)
+
+    def signature(self, window: int | None = None, device: torch.device | None = None) -> str:
+        """What made this instance's scores: checkpoint, normalisation, window, precision, version."""
+        window = window or model_window(self.tokenizer, self.model.config)
+        precision = "bf16-autocast" if device is not None and device.type == "cuda" else "fp32"
+        return signature(
+            "union",
+            f"checkpoint:{self.checkpoint_label}",
+            f"norm:{normalization_label(self.normalization.to_dict())}",
+            f"window:{window}",
+            precision,
+        )
 
     def _model_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
@@ -160,7 +176,7 @@ class Union(SharedInstance, evaluate.Metric):
             return super().compute(references=references, **kwargs)
         texts = check_texts(predictions)
         if not texts:
-            return {"scores": [], "union_score": math.nan}
+            return {"scores": [], "union_score": math.nan, "signature": self.signature()}
         if self.num_process == 1 and self.writer is None:
             # Nothing added with add_batch, one process: score the list as given. evaluate's own
             # path writes every story to an Arrow file and reads them all back into a second list,
@@ -204,7 +220,11 @@ class Union(SharedInstance, evaluate.Metric):
             device=target,
             progress=_progress_bar,
         )
-        return {"scores": scores, "union_score": sum(scores) / len(scores)}
+        return {
+            "scores": scores,
+            "union_score": sum(scores) / len(scores),
+            "signature": self.signature(window, target),
+        }
 
 
 def _refuse_unscorable(encoded, tokenizer) -> None:

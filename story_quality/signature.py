@@ -1,0 +1,86 @@
+"""The signature every score carries: what made the number, so that others can reproduce it.
+
+Like sacrebleu's signature and bert_score's hashcode, one line names the metric, the package
+version, the checkpoint (a Hub id with its revision, or the sha256 of its weights for a local
+or shipped folder) and every setting that changes a score::
+
+    union|v0.2.0|checkpoint:default@sha256:3a4b8eea5c1e|norm:lowercase+replace_names+roc_tokenize|window:200|fp32
+
+Report it beside the numbers it produced.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import os
+import pathlib
+from collections.abc import Mapping
+
+DISTRIBUTION = "story-quality-metrics"
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
+
+
+def package_version() -> str:
+    """The installed version of this project (``0+unknown`` when it is not installed)."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+@functools.lru_cache(maxsize=32)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def weights_sha256(folder: str | os.PathLike) -> str | None:
+    """The sha256 of a checkpoint folder's weights (shards included), or None when it has none."""
+    root = pathlib.Path(folder)
+    files = sorted(root.glob("model*.safetensors")) or [
+        root / name for name in WEIGHT_FILES if (root / name).is_file()
+    ]
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for path in files:
+        stat = path.stat()
+        digest.update(_file_sha256(str(path), stat.st_size, stat.st_mtime_ns).encode())
+    return (
+        digest.hexdigest()
+        if len(files) > 1
+        else _file_sha256(str(files[0]), files[0].stat().st_size, files[0].stat().st_mtime_ns)
+    )
+
+
+def checkpoint_id(name: str, source: str, revision: str | None = None, local: bool | None = None) -> str:
+    """``NAME@sha256:XXXXXXXXXXXX`` for a folder (its weights), ``REPO@REVISION`` for a Hub id.
+
+    >>> checkpoint_id("org/model", "org/model", "abc123", local=False)
+    'org/model@abc123'
+    """
+    local = os.path.isdir(source) if local is None else local
+    if local:
+        sha = weights_sha256(source)
+        label = name if not os.path.isdir(name) else pathlib.Path(name).name
+        return f"{label}@sha256:{sha[:12] if sha else 'none'}"
+    return f"{source}@{revision or 'main'}"
+
+
+def normalization_label(flags: Mapping[str, bool]) -> str:
+    """The normalisation's switched-on options joined by ``+`` (``none`` for the identity).
+
+    >>> normalization_label({"lowercase": True, "replace_names": False, "roc_tokenize": True})
+    'lowercase+roc_tokenize'
+    """
+    return "+".join(name for name, on in flags.items() if on) or "none"
+
+
+def signature(metric: str, *parts: str) -> str:
+    """``metric|vVERSION|part|part...``."""
+    return "|".join([metric, f"v{package_version()}", *parts])

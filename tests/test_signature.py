@@ -1,0 +1,66 @@
+"""Every result carries a signature that pins what made it: checkpoint, normalisation, window, version."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+
+import evaluate
+import torch
+from safetensors.torch import load_file, save_file
+from test_gruen_support import save_all
+from tiny_models import save_union_checkpoint
+
+from story_quality.metrics.union.story_text import ROC_STORIES
+from story_quality.signature import package_version, weights_sha256
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+STORY = "Ken went to the store. He bought milk. He went home happy."
+
+
+def load_union(folder: pathlib.Path):
+    return evaluate.load(str(REPO / "metrics" / "union"), str(folder))
+
+
+def test_union_signature_names_weights_normalisation_window_and_version(tmp_path):
+    folder = save_union_checkpoint(tmp_path / "run", normalization=ROC_STORIES.to_dict(), max_length=48)
+    result = load_union(folder).compute(predictions=[STORY])
+    sha = weights_sha256(folder)
+    assert result["signature"] == (
+        f"union|v{package_version()}|checkpoint:run@sha256:{sha[:12]}"
+        "|norm:lowercase+replace_names+roc_tokenize+plain_typography+lowercase_names|window:48|fp32"
+    )
+    assert "window:20|" in load_union(folder).compute(predictions=[STORY], max_length=20)["signature"]
+
+
+def test_the_same_weights_give_the_same_signature_and_other_weights_another(tmp_path):
+    first = save_union_checkpoint(tmp_path / "a", normalization=ROC_STORIES.to_dict(), max_length=48)
+    copy = tmp_path / "copy_of_a"
+    shutil.copytree(first, copy)
+    same = load_union(copy).compute(predictions=[STORY])["signature"]
+    assert same.replace("copy_of_a@", "a@") == load_union(first).compute(predictions=[STORY])["signature"]
+    weights = load_file(copy / "model.safetensors")
+    weights["classifier.bias"] = weights["classifier.bias"] + torch.tensor([0.0, 1e-3])
+    save_file(weights, copy / "model.safetensors", metadata={"format": "pt"})
+    changed = load_union(copy).compute(predictions=[STORY])["signature"]
+    assert changed != same and changed.split("|")[2] != same.split("|")[2]
+
+
+def test_an_empty_call_carries_the_signature_too(tmp_path):
+    folder = save_union_checkpoint(tmp_path / "run", normalization=ROC_STORIES.to_dict(), max_length=48)
+    assert load_union(folder).compute(predictions=[])["signature"].startswith("union|v")
+
+
+def test_gruen_signature_names_each_model_and_mode(tmp_path):
+    paths = save_all(tmp_path)
+    gruen = evaluate.load(str(REPO / "metrics" / "gruen"))
+    plain = gruen.compute(predictions=["The dog ran home."], **paths)["signature"]
+    parts = plain.split("|")
+    assert parts[0] == "gruen" and parts[1] == f"v{package_version()}"
+    assert parts[2] == f"lm:lm@sha256:{weights_sha256(paths['lm_model'])[:12]}"
+    assert parts[3] == f"cola:cola@sha256:{weights_sha256(paths['cola_model'])[:12]}"
+    assert parts[4:] == ["lm_scoring:reference", "coherence:off", "fp32"]
+    with_sop = gruen.compute(predictions=["The dog ran home."], coherence=True, lm_scoring="pll", **paths)
+    assert (
+        "|sop:sop@sha256:" in with_sop["signature"] and "lm_scoring:pll|coherence:on" in with_sop["signature"]
+    )
