@@ -175,8 +175,6 @@ class Union(SharedInstance, evaluate.Metric):
                 check_texts(None)
             return super().compute(references=references, **kwargs)
         texts = check_texts(predictions)
-        if not texts:
-            return {"scores": [], "union_score": math.nan, "signature": self.signature()}
         if self.num_process == 1 and self.writer is None:
             # Nothing added with add_batch, one process: score the list as given. evaluate's own
             # path writes every story to an Arrow file and reads them all back into a second list,
@@ -222,7 +220,7 @@ class Union(SharedInstance, evaluate.Metric):
         )
         return {
             "scores": scores,
-            "union_score": sum(scores) / len(scores),
+            "union_score": sum(scores) / len(scores) if scores else math.nan,
             "signature": self.signature(window, target),
         }
 
