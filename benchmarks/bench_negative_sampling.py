@@ -21,7 +21,6 @@ import datasets
 
 from benchmarks.machine import describe_machine, timed
 from benchmarks.shared_data import shared_data_dir
-from story_quality.metrics.union.story_text import ROC_STORIES
 from story_quality.training.corruptions import CorruptionContext, StoryRandom, corrupt
 from story_quality.training.lexicon import Lexicon
 from story_quality.training.negative_sampling import (
@@ -31,6 +30,7 @@ from story_quality.training.negative_sampling import (
     count_keywords,
     prepare_batch,
 )
+from story_quality.union.story_text import ROC_STORIES
 
 DEFAULT_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 ROC_TRAIN_STORIES = 90_000

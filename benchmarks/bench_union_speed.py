@@ -31,8 +31,8 @@ import transformers  # noqa: E402
 from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path, timed  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality import metric_path  # noqa: E402
-from story_quality.metrics.union.bert_classifier_fast_path import supports_fast_path  # noqa: E402
-from story_quality.metrics.union.story_text import CONFIG_KEY, ROC_STORIES  # noqa: E402
+from story_quality.union.bert_classifier_fast_path import supports_fast_path  # noqa: E402
+from story_quality.union.story_text import CONFIG_KEY, ROC_STORIES  # noqa: E402
 
 SHARED_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 METRIC = metric_path("union")

@@ -1,6 +1,6 @@
 """Calibrate GRUEN's focus similarity: where should the paper's 0.05 threshold sit?
 
-Focus computes ``exp(-WMD / scale)`` between adjacent sentences (see metrics/gruen/focus.py).
+Focus computes ``exp(-WMD / scale)`` between adjacent sentences (see story_quality/gruen/focus.py).
 This script measures the Word Mover Distance of (a) adjacent sentences of one story and
 (b) sentences drawn from two unrelated stories, finds the distance that best separates them
 (highest balanced accuracy). Because a text is penalised when ANY adjacent pair falls below
@@ -29,8 +29,8 @@ import numpy as np
 from transformers import AutoModel, AutoTokenizer
 
 from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
-from story_quality.metrics.gruen.focus import FOCUS_THRESHOLD, content_pieces, word_mover_distance  # noqa: E402
-from story_quality.metrics.gruen.preprocessing import text_to_sentences  # noqa: E402
+from story_quality.gruen.focus import FOCUS_THRESHOLD, content_pieces, word_mover_distance  # noqa: E402
+from story_quality.gruen.preprocessing import text_to_sentences  # noqa: E402
 
 
 def best_threshold(adjacent: np.ndarray, unrelated: np.ndarray) -> tuple[float, float]:

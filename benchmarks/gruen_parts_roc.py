@@ -21,9 +21,9 @@ import transformers
 from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown
 from benchmarks.machine import describe_machine, minilm_path
 from benchmarks.shared_data import shared_data_dir
-from story_quality.metrics.gruen.focus import content_pieces, focus_score, word_mover_similarity
-from story_quality.metrics.gruen.preprocessing import text_to_sentences
-from story_quality.metrics.gruen.redundancy import redundancy_score
+from story_quality.gruen.focus import content_pieces, focus_score, word_mover_similarity
+from story_quality.gruen.preprocessing import text_to_sentences
+from story_quality.gruen.redundancy import redundancy_score
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DATA = shared_data_dir() / "union-roc"

@@ -41,11 +41,11 @@ from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
 from story_quality import metric_path  # noqa: E402
-from story_quality.metrics.union.story_text import StoryNormalization  # noqa: E402
 from story_quality.training.corpora import writing_prompts_text  # noqa: E402
 from story_quality.training.evaluation import METHODS, correlate, read_annotations  # noqa: E402
 from story_quality.training.lexicon import Lexicon  # noqa: E402
 from story_quality.training.negative_sampling import build_union_dataset  # noqa: E402
+from story_quality.union.story_text import StoryNormalization  # noqa: E402
 
 PAIR_SEED = 2026
 # Held-back pairs keep case and names: each checkpoint's own normalisation lowercases and tags them.

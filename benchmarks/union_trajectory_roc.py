@@ -28,10 +28,10 @@ import numpy as np  # noqa: E402
 
 from benchmarks.correlation import correlate, read_annotations  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
-from story_quality.metrics.union.story_text import ROC_STORIES  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
 from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
 from story_quality.training.union_model import export_trainer_checkpoint  # noqa: E402
+from story_quality.union.story_text import ROC_STORIES  # noqa: E402
 
 CHECKPOINT = re.compile(r"checkpoint-(\d+)")
 

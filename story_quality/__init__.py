@@ -1,10 +1,11 @@
 """UNION and GRUEN, learned reference-free text-quality metrics, as one installable package.
 
-The repository keeps the design's folders (``metrics/``, ``training/``, ``hub_cards/``) at its
-root; an install puts them under ``story_quality/`` (``package_dir`` in ``setup.cfg``), so
-nothing lands in site-packages under a generic name such as ``metrics``. In a source tree those
-folders, beside this one, are this package's subpackages: ``story_quality.metrics.union`` is
-``metrics/union/`` in the clone and ``story_quality/metrics/union/`` once installed.
+The library is here: ``story_quality.union`` and ``story_quality.gruen`` (each metric's own
+logic) and the modules both share (validation, batching, checkpoint files, sharing, signature),
+with the ``story-quality`` command (``cli``). The repository's ``metrics/``, ``training/`` and
+``hub_cards/`` folders are mapped under this package by ``package_dir`` in ``setup.cfg``
+(``story_quality.metrics.union`` is ``metrics/union/``), in a wheel and in an editable install
+(``pip install -e .``) alike.
 
 Load a metric the same way from anywhere::
 
@@ -16,10 +17,6 @@ Load a metric the same way from anywhere::
 from __future__ import annotations
 
 import pathlib
-
-_HERE = pathlib.Path(__file__).resolve().parent
-if not (_HERE / "metrics").is_dir():  # a source tree: the subpackages sit beside this folder
-    __path__.append(str(_HERE.parent))  # noqa: F821 (a package's __path__)
 
 METRICS = ("union", "gruen")
 

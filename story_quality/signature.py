@@ -72,13 +72,15 @@ def checkpoint_id(name: str, source: str, revision: str | None = None, local: bo
     return f"{source}@{revision or 'main'}"
 
 
-def normalization_label(flags: Mapping[str, bool]) -> str:
-    """The normalisation's switched-on options joined by ``+`` (``none`` for the identity).
+def normalization_label(flags: Mapping[str, bool | str]) -> str:
+    """The normalisation's switched-on options joined by ``+`` (``none`` for the identity); a recorded
+    table hash is shortened to 12 digits.
 
-    >>> normalization_label({"lowercase": True, "replace_names": False, "roc_tokenize": True})
-    'lowercase+roc_tokenize'
+    >>> normalization_label({"lowercase": True, "replace_names": False, "names_sha256": "738a6f0ef98e0ff1"})
+    'lowercase+names_sha256:738a6f0ef98e'
     """
-    return "+".join(name for name, on in flags.items() if on) or "none"
+    parts = [f"{name}:{on[:12]}" if isinstance(on, str) else name for name, on in flags.items() if on]
+    return "+".join(parts) or "none"
 
 
 def signature(metric: str, *parts: str) -> str:

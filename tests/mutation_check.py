@@ -46,7 +46,7 @@ MUTATIONS = [
     Mutation(
         "union-label-ignored",
         "the union metric ignores id2label and always reads class 1",
-        "metrics/union/union.py",
+        "story_quality/union/loading.py",
         "    return by_name.get(HUMAN_LABEL, 1)\n",
         "    return 1\n",
         ("tests/test_union_labels.py",),
@@ -54,7 +54,7 @@ MUTATIONS = [
     Mutation(
         "union-fallback-class-0",
         "its fallback when no label is named human becomes class 0",
-        "metrics/union/union.py",
+        "story_quality/union/loading.py",
         "by_name.get(HUMAN_LABEL, 1)",
         "by_name.get(HUMAN_LABEL, 0)",
         ("tests/test_union_labels.py",),
@@ -70,7 +70,7 @@ MUTATIONS = [
     Mutation(
         "gruen-lm-term-rate",
         "GRUEN's LM term exp(-0.5 * lm) becomes exp(-0.25 * lm)",
-        "metrics/gruen/grammaticality.py",
+        "story_quality/gruen/grammaticality.py",
         "return math.exp(-0.5 * lm_value)",
         "return math.exp(-0.25 * lm_value)",
         ("tests/test_gruen_final_score.py",),
@@ -78,7 +78,7 @@ MUTATIONS = [
     Mutation(
         "gruen-coherence-left-out",
         "the coherence term is left out of the final GRUEN score",
-        "metrics/gruen/scoring.py",
+        "story_quality/gruen/scoring.py",
         "min(1.0, max(0.0, g + r + f + (c or 0.0)))",
         "min(1.0, max(0.0, g + r + f))",
         ("tests/test_gruen_final_score.py",),
@@ -86,7 +86,7 @@ MUTATIONS = [
     Mutation(
         "focus-penalty",
         "FOCUS_PENALTY -0.1 becomes -0.2",
-        "metrics/gruen/focus.py",
+        "story_quality/gruen/focus.py",
         "FOCUS_PENALTY = -0.1\n",
         "FOCUS_PENALTY = -0.2\n",
         ("tests/test_gruen_final_score.py",),
@@ -94,7 +94,7 @@ MUTATIONS = [
     Mutation(
         "gruen-cola-order",
         "CoLA logits assigned to the wrong sentences inside a batch",
-        "metrics/gruen/grammaticality.py",
+        "story_quality/gruen/grammaticality.py",
         "for index, logit in zip(batch, logits, strict=True):",
         "for index, logit in zip(batch[::-1], logits, strict=True):",
         (
@@ -162,7 +162,7 @@ MUTATIONS = [
     Mutation(
         "focus-threshold",
         "the focus threshold 0.05 becomes 0.06",
-        "metrics/gruen/focus.py",
+        "story_quality/gruen/focus.py",
         "FOCUS_THRESHOLD = 0.05\n",
         "FOCUS_THRESHOLD = 0.06\n",
         ("tests/test_gruen_final_score.py",),
@@ -170,7 +170,7 @@ MUTATIONS = [
     Mutation(
         "gruen-grammaticality-scale",
         "grammaticality rescaled by 1/4 instead of 1/8",
-        "metrics/gruen/grammaticality.py",
+        "story_quality/gruen/grammaticality.py",
         "(lm_term(lm_value) + cola_logit) / 8.0 + 0.5",
         "(lm_term(lm_value) + cola_logit) / 4.0 + 0.5",
         ("tests/test_gruen_final_score.py",),
@@ -178,7 +178,7 @@ MUTATIONS = [
     Mutation(
         "redundancy-penalty",
         "redundancy -0.2 per flag instead of -0.1",
-        "metrics/gruen/redundancy.py",
+        "story_quality/gruen/redundancy.py",
         "PENALTY_PER_FLAG = -0.1\n",
         "PENALTY_PER_FLAG = -0.2\n",
         ("tests/test_gruen_final_score.py",),
@@ -186,7 +186,7 @@ MUTATIONS = [
     Mutation(
         "redundancy-contained-flags",
         "a contained sentence counts 3 flags instead of 4 (shown by the module's doctests)",
-        "metrics/gruen/redundancy.py",
+        "story_quality/gruen/redundancy.py",
         "CONTAINED_FLAGS = 4\n",
         "CONTAINED_FLAGS = 3\n",
         ("tests/test_doctests.py",),

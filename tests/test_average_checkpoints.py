@@ -13,7 +13,6 @@ import torch
 from safetensors.torch import load_file
 from tiny_models import save_union_checkpoint
 
-from story_quality.metrics.union.story_text import ROC_STORIES
 from story_quality.training.average_checkpoints import (
     MEMBERS_FILE,
     MIN_ALIGNMENT,
@@ -23,6 +22,7 @@ from story_quality.training.average_checkpoints import (
     least_aligned,
     main,
 )
+from story_quality.union.story_text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 STORIES = [

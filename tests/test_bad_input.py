@@ -16,7 +16,7 @@ import transformers
 from test_gruen_support import save_all
 from tiny_models import bert_config, save_union_checkpoint, tokenizer
 
-from story_quality.metrics.union.story_text import ROC_STORIES
+from story_quality.union.story_text import ROC_STORIES
 from story_quality.validation import check_device, check_texts, is_blank
 
 REPO = pathlib.Path(__file__).resolve().parents[1]

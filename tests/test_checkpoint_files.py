@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 from tiny_models import save_union_checkpoint
 
 from story_quality import metric_path
-from story_quality.metrics.gruen.model_loading import load_model
+from story_quality.gruen.model_loading import load_model
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -60,11 +60,6 @@ def damaged_copy(whole: pathlib.Path, tmp_path: pathlib.Path, problem: str) -> p
     shutil.copytree(whole, folder)
     DAMAGE[problem](folder)
     return folder
-
-
-def test_both_metric_folders_carry_the_same_checker():
-    union = (REPO / "metrics" / "union" / "checkpoint_files.py").read_bytes()
-    assert union == (REPO / "metrics" / "gruen" / "checkpoint_files.py").read_bytes()
 
 
 @pytest.mark.parametrize("problem", sorted(DAMAGE))

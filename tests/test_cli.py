@@ -14,7 +14,7 @@ from test_gruen_support import save_all
 from tiny_models import save_union_checkpoint
 
 from story_quality import cli
-from story_quality.metrics.union.story_text import ROC_STORIES
+from story_quality.union.story_text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 STORIES = [

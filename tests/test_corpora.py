@@ -6,9 +6,9 @@ import json
 import datasets
 import pytest
 
-from story_quality.metrics.union.story_text import split_sentences
 from story_quality.training import corpora
 from story_quality.training.corpora import cut_story, load_stories, writing_prompts_text
+from story_quality.union.story_text import split_sentences
 
 STORIES = ["Ken went home. He slept. He woke up.", "Mary sang. It rained. She left."]
 

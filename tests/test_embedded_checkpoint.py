@@ -13,7 +13,8 @@ import transformers
 from safetensors import safe_open
 from tiny_models import save_union_checkpoint
 
-from story_quality.metrics.union.checkpoints import (
+from story_quality.training.embedded_checkpoint import export_embedded
+from story_quality.union.checkpoints import (
     EMBEDDED_MANIFEST_SHA256,
     MANIFEST,
     CheckpointError,
@@ -22,8 +23,7 @@ from story_quality.metrics.union.checkpoints import (
     sha256_of,
     verify_checkpoint,
 )
-from story_quality.metrics.union.story_text import ROC_STORIES
-from story_quality.training.embedded_checkpoint import export_embedded
+from story_quality.union.story_text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 METRIC = str(REPO / "metrics" / "union")
@@ -134,7 +134,7 @@ def test_without_a_shipped_checkpoint_the_default_fails_with_one_clear_error():
 
 
 def test_default_resolves_to_the_verified_shipped_folder(exported, monkeypatch):
-    from story_quality.metrics.union import checkpoints
+    from story_quality.union import checkpoints
 
     _, shipped, digest = exported
     monkeypatch.setattr(checkpoints, "EMBEDDED_MANIFEST_SHA256", digest)

@@ -18,11 +18,11 @@ from transformers import (
     AutoTokenizer,
 )
 
-from story_quality.metrics.gruen import focus, preprocessing
-from story_quality.metrics.gruen.coherence import coherence_scores, split_pair
-from story_quality.metrics.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
-from story_quality.metrics.gruen.model_loading import load_model
-from story_quality.metrics.gruen.redundancy import edit_distance, redundancy_flags, redundancy_score
+from story_quality.gruen import focus, preprocessing
+from story_quality.gruen.coherence import coherence_scores, split_pair
+from story_quality.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
+from story_quality.gruen.model_loading import load_model
+from story_quality.gruen.redundancy import edit_distance, redundancy_flags, redundancy_score
 
 SENTENCES = [
     "The dog went home.",

@@ -34,8 +34,8 @@ from transformers import (
     AutoTokenizer,
 )
 
-from story_quality.metrics.gruen import focus
-from story_quality.metrics.gruen.preprocessing import text_to_sentences
+from story_quality.gruen import focus
+from story_quality.gruen.preprocessing import text_to_sentences
 
 # text -> (its sentences, redundancy flags counted by hand). Every sentence here has at most four
 # words, so no pair raises a flag unless one sentence equals or contains the other (4 flags).

@@ -11,10 +11,10 @@ import torch
 from conftest import REPO
 from test_gruen_support import directory_digest, save_all
 
+from story_quality.gruen.grammaticality import cola_scores, reference_lm_scores
+from story_quality.gruen.model_loading import load_model
+from story_quality.gruen.preprocessing import text_to_sentences
 from story_quality.metrics.gruen import gruen as gruen_module
-from story_quality.metrics.gruen.grammaticality import cola_scores, reference_lm_scores
-from story_quality.metrics.gruen.model_loading import load_model
-from story_quality.metrics.gruen.preprocessing import text_to_sentences
 
 TEXTS = [
     "The dog went home. It was very happy. Then the dog ate a big apple.",

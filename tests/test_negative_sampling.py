@@ -5,12 +5,6 @@ import json
 import datasets
 import pytest
 
-from story_quality.metrics.union.story_text import (
-    CONFIG_KEY,
-    ROC_STORIES,
-    WRITING_PROMPTS,
-    StoryNormalization,
-)
 from story_quality.training.corruptions import TECHNIQUE_PROBS
 from story_quality.training.lexicon import Lexicon
 from story_quality.training.negative_sampling import (
@@ -19,6 +13,12 @@ from story_quality.training.negative_sampling import (
     clean_text,
     normalization_of,
     read_summary,
+)
+from story_quality.union.story_text import (
+    CONFIG_KEY,
+    ROC_STORIES,
+    WRITING_PROMPTS,
+    StoryNormalization,
 )
 
 NAMES = ["Ken", "Mary", "John", "Susan", "Tom", "Amy"]

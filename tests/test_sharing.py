@@ -27,11 +27,6 @@ def checkpoint(tmp_path_factory) -> pathlib.Path:
     return save_union_checkpoint(tmp_path_factory.mktemp("sharing") / "checkpoint")
 
 
-def test_both_metric_folders_carry_the_same_sharing_module():
-    union = (REPO / "metrics" / "union" / "sharing.py").read_bytes()
-    assert union == (REPO / "metrics" / "gruen" / "sharing.py").read_bytes()
-
-
 def test_threads_sharing_one_instance_each_get_their_own_scores(checkpoint):
     union = evaluate.load(metric_path("union"), str(checkpoint))
     expected = union.compute(predictions=TEXTS)["scores"]

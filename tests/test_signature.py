@@ -11,8 +11,8 @@ from safetensors.torch import load_file, save_file
 from test_gruen_support import save_all
 from tiny_models import save_union_checkpoint
 
-from story_quality.metrics.union.story_text import ROC_STORIES
 from story_quality.signature import package_version, weights_sha256
+from story_quality.union.story_text import NAMES_SHA256, ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 STORY = "Ken went to the store. He bought milk. He went home happy."
@@ -28,7 +28,8 @@ def test_union_signature_names_weights_normalisation_window_and_version(tmp_path
     sha = weights_sha256(folder)
     assert result["signature"] == (
         f"union|v{package_version()}|checkpoint:run@sha256:{sha[:12]}"
-        "|norm:lowercase+replace_names+roc_tokenize+plain_typography+lowercase_names|window:48|fp32"
+        f"|norm:lowercase+replace_names+roc_tokenize+plain_typography+lowercase_names+names_sha256:{NAMES_SHA256[:12]}"
+        "|window:48|fp32"
     )
     assert "window:20|" in load_union(folder).compute(predictions=[STORY], max_length=20)["signature"]
 

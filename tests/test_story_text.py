@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
-from story_quality.metrics.union.story_text import (
+from story_quality.union.story_text import (
+    NAMES_FILE,
+    NAMES_SHA256,
     ROC_STORIES,
     WRITING_PROMPTS,
     StoryNormalization,
     plain_typography,
+    read_name_table,
 )
 
 RAW = "Kelly wanted a dog. She didn't ask her mom. Kelly went to the shelter with Tom."
@@ -64,7 +69,24 @@ def test_a_checkpoint_recorded_before_the_new_options_keeps_its_exact_text():
     assert not old.plain_typography and not old.lowercase_names
     assert old("kelly went home with Tom") == "kelly went home with [MALE] ."
     assert old("She didn\u2019t go.") == "she didn\u2019t go ."
-    assert ROC_STORIES.to_dict() == {**RECORDED_BEFORE, "plain_typography": True, "lowercase_names": True}
+    assert ROC_STORIES.to_dict() == {
+        **RECORDED_BEFORE,
+        "plain_typography": True,
+        "lowercase_names": True,
+        "names_sha256": NAMES_SHA256,
+    }
+
+
+def test_a_checkpoint_tagged_with_another_name_table_is_refused_naming_both():
+    with pytest.raises(ValueError, match=r"name table sha256 000000000000\.\.\., this version has"):
+        StoryNormalization.from_dict({**ROC_STORIES.to_dict(), "names_sha256": "0" * 64})
+    assert StoryNormalization.from_dict(ROC_STORIES.to_dict()) == ROC_STORIES
+
+
+def test_the_name_table_is_read_once_from_package_data():
+    table, sha = read_name_table()
+    assert table["kelly"] == "NEUTRAL" and table["tom"] == "MALE" and sha == NAMES_SHA256
+    assert hashlib.sha256(NAMES_FILE.read_bytes()).hexdigest() == NAMES_SHA256
 
 
 def test_normalisation_is_idempotent_on_mixed_text():

@@ -17,7 +17,7 @@ from safetensors.torch import load_file, save_file
 from test_train_union import accelerate_launch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from story_quality.metrics.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
+from story_quality.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
 from story_quality.training import train_cola
 
 MAX_LENGTH = 32

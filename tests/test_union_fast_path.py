@@ -7,8 +7,8 @@ import torch
 import transformers
 from tiny_models import bert_config
 
-from story_quality.metrics.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from story_quality.metrics.union.scoring import pad_batch
+from story_quality.batching import pad_batch
+from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 
 
 @pytest.fixture
@@ -20,10 +20,10 @@ def model() -> transformers.BertForSequenceClassification:
 
 def test_logits_equal_the_model_forward_on_a_padded_batch(model):
     rows = [[2, 7, 9, 11, 3], [2, 8, 3], [2, 5, 6, 7, 8, 9, 10, 3], [2, 3]]
-    batch = pad_batch(rows, pad_id=0, device=torch.device("cpu"))
+    input_ids, attention_mask = pad_batch(rows, pad_id=0, device=torch.device("cpu"))
     with torch.inference_mode():
-        expected = model(**batch).logits
-        got = BertClassifierFastPath(model)(batch["input_ids"], batch["attention_mask"])
+        expected = model(input_ids=input_ids, attention_mask=attention_mask).logits
+        got = BertClassifierFastPath(model)(input_ids, attention_mask)
     assert got.shape == expected.shape
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
     assert not torch.allclose(expected[0], expected[1]), "rows must differ for the check to mean something"
@@ -35,8 +35,8 @@ def test_padding_does_not_change_a_row(model):
     padded = pad_batch([[2, 7, 9, 3], [2, 4, 5, 6, 7, 8, 9, 10, 11, 3]], 0, torch.device("cpu"))
     with torch.inference_mode():
         torch.testing.assert_close(
-            fast(alone["input_ids"], alone["attention_mask"])[0],
-            fast(padded["input_ids"], padded["attention_mask"])[0],
+            fast(*alone)[0],
+            fast(*padded)[0],
             atol=1e-5,
             rtol=1e-5,
         )

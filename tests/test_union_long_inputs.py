@@ -8,17 +8,16 @@ chunked path gives exactly what one-text-at-a-time head truncation gives.
 
 from __future__ import annotations
 
-import importlib
 import pathlib
-import sys
 
 import evaluate
 import pytest
 import transformers
 from tiny_models import save_union_checkpoint
 
-from story_quality.metrics.union.scoring import Rows, encode
-from story_quality.metrics.union.story_text import ROC_STORIES
+from story_quality.union import scoring
+from story_quality.union.scoring import Rows, encode
+from story_quality.union.story_text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 METRIC = str(REPO / "metrics" / "union")
@@ -106,19 +105,13 @@ def test_bad_chunk_size_is_refused(tokenizer):
         encode(tokenizer, STORIES, WINDOW, chunk_size=0)
 
 
-def _metric_scoring_module(metric):
-    """The scoring module the loaded metric runs (evaluate imports a copy of the metric folder)."""
-    package = type(metric).__module__.rsplit(".", 1)[0]
-    return sys.modules.get(f"{package}.scoring") or importlib.import_module(f"{package}.scoring")
-
-
 def test_the_metric_tokenises_a_chunk_at_a_time_with_one_warning_and_the_same_scores(metric, monkeypatch):
     with pytest.warns(UserWarning, match=r"4 of 7 stories .* \(first: predictions\[1\]\)") as record:
         whole = metric.compute(predictions=STORIES, batch_size=2)["scores"]
     assert len([w for w in record if "window" in str(w.message)]) == 1
 
     events: list = []
-    monkeypatch.setattr(_metric_scoring_module(metric), "ENCODE_CHUNK", 2)
+    monkeypatch.setattr(scoring, "ENCODE_CHUNK", 2)
     monkeypatch.setattr(metric, "tokenizer", RecordingTokenizer(metric.tokenizer, events))
     with pytest.warns(UserWarning, match=r"4 of 7 stories .* \(first: predictions\[1\]\)") as record:
         chunked = metric.compute(predictions=STORIES, batch_size=2)["scores"]

@@ -10,7 +10,6 @@ import torch
 from safetensors import safe_open
 from transformers import BertForSequenceClassification, BertTokenizer
 
-from story_quality.metrics.union.story_text import CONFIG_KEY, ROC_STORIES
 from story_quality.training.union_model import (
     IGNORE_INDEX,
     BertForUnionTraining,
@@ -19,6 +18,7 @@ from story_quality.training.union_model import (
     encode_union_examples,
     export_classifier,
 )
+from story_quality.union.story_text import CONFIG_KEY, ROC_STORIES
 
 EXAMPLES = {
     "text": [

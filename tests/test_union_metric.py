@@ -16,8 +16,9 @@ import transformers
 from tiny_models import save_union_checkpoint
 
 from story_quality.metrics.union import union as union_module
-from story_quality.metrics.union.checkpoints import PUBLISHED_CHECKPOINTS, resolve_checkpoint
-from story_quality.metrics.union.story_text import ROC_STORIES, StoryNormalization
+from story_quality.union.checkpoints import PUBLISHED_CHECKPOINTS, resolve_checkpoint
+from story_quality.union.loading import split_revision
+from story_quality.union.story_text import ROC_STORIES, StoryNormalization
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 METRIC = str(REPO / "metrics" / "union")
@@ -224,8 +225,8 @@ def test_pickle_weights_are_refused(tmp_path):
 def test_published_names_resolve_to_hub_ids_and_revisions_split():
     assert resolve_checkpoint("roc") == "story-quality-metrics/union-roc"
     assert resolve_checkpoint("wp") == PUBLISHED_CHECKPOINTS["wp"]
-    assert union_module.split_revision("org/model@abc123") == ("org/model", "abc123")
-    assert union_module.split_revision("org/model") == ("org/model", None)
+    assert split_revision("org/model@abc123") == ("org/model", "abc123")
+    assert split_revision("org/model") == ("org/model", None)
 
 
 @pytest.mark.parametrize("name", ["roc", "wp", "someone/union@abc123"])
@@ -261,9 +262,7 @@ def test_card_examples_run_as_doctests(checkpoint):
         evaluate.logging.enable_progress_bar()
 
 
-@pytest.mark.parametrize(
-    "module", ["story_quality.metrics.union.story_text", "story_quality.metrics.union.checkpoints"]
-)
+@pytest.mark.parametrize("module", ["story_quality.union.story_text", "story_quality.union.checkpoints"])
 def test_module_doctests(module):
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0

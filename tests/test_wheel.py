@@ -22,7 +22,7 @@ import venv
 import pytest
 from tiny_models import save_union_checkpoint
 
-from story_quality.metrics.union.checkpoints import EMBEDDED_MANIFEST_SHA256
+from story_quality.union.checkpoints import EMBEDDED_MANIFEST_SHA256
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

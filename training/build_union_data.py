@@ -24,7 +24,6 @@ import sys
 
 import datasets
 
-from story_quality.metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
 from story_quality.training.corpora import (
     LOCAL_SUFFIXES,
     ROC_STORIES_HUB_ID,
@@ -37,6 +36,7 @@ from story_quality.training.corruptions import technique_probs_argument
 from story_quality.training.lexicon import Lexicon
 from story_quality.training.negative_sampling import build_union_copies, read_summary
 from story_quality.training.output_folders import probe_writable, refuse_existing, written_whole
+from story_quality.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
 
 NORMALIZATIONS = {**NAMED_NORMALIZATIONS, "none": StoryNormalization()}
 SUMMARY_FILE = "union_build_summary.json"

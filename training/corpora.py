@@ -28,7 +28,7 @@ from typing import Any
 
 import datasets
 
-from story_quality.metrics.union.story_text import StoryNormalization, split_sentences
+from story_quality.union.story_text import StoryNormalization, split_sentences
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@
 Writes the weights as fp16 safetensors (half the size; the metric upcasts them to fp32), the
 config (with its text normalisation), the tokenizer and the run's model card into
 ``metrics/union/default_checkpoint/``, then a ``SHA256SUMS`` manifest of those files, and prints
-the manifest's own sha256, which ``metrics/union/checkpoints.py`` records
+the manifest's own sha256, which ``story_quality/union/checkpoints.py`` records
 (``EMBEDDED_MANIFEST_SHA256``): the metric checks both at every load.
 """
 
@@ -18,13 +18,13 @@ import shutil
 import torch
 import transformers
 
-from story_quality.metrics.union.checkpoints import (
+from story_quality.union.checkpoints import (
     EMBEDDED_FOLDER,
     MANIFEST,
     PUBLISHED_CHECKPOINTS,
     sha256_of,
 )
-from story_quality.metrics.union.story_text import CONFIG_KEY
+from story_quality.union.story_text import CONFIG_KEY
 
 DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / EMBEDDED_FOLDER
 SIZE_LIMIT_BYTES = 48 * 10**6
@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     note = args.note.read_text() if args.note else None
     digest = export_embedded(args.source, args.target, note, args.hub_id)
-    print(f"wrote {args.target}; set EMBEDDED_MANIFEST_SHA256 = {digest!r} in metrics/union/checkpoints.py")
+    print(
+        f"wrote {args.target}; set EMBEDDED_MANIFEST_SHA256 = {digest!r} in story_quality/union/checkpoints.py"
+    )
 
 
 if __name__ == "__main__":

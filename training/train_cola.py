@@ -33,7 +33,7 @@ from transformers import (
     set_seed,
 )
 
-from story_quality.metrics.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
+from story_quality.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
 from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.model_cards import (
     hub_id_or_none,

@@ -66,6 +66,7 @@ from story_quality.training.union_model import (
 )
 from story_quality.training.union_pairs import load_pairs, split_held_out
 from story_quality.training.union_presets import PRESETS, CorpusPreset
+from story_quality.union import CITATION
 
 logger = logging.getLogger(__name__)
 
@@ -542,9 +543,7 @@ def union_eval_results(
 
 
 def union_citation() -> str:
-    from story_quality.metrics.union.union import _CITATION
-
-    return _CITATION.strip()
+    return CITATION.strip()
 
 
 if __name__ == "__main__":

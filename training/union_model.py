@@ -32,7 +32,7 @@ from transformers import (
 from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 from transformers.utils import ModelOutput
 
-from story_quality.metrics.union.story_text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
+from story_quality.union.story_text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
 
 IGNORE_INDEX = -100
 ID2LABEL = {0: "perturbed", 1: "human"}

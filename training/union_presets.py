@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from story_quality.metrics.union.checkpoints import PUBLISHED_CHECKPOINTS
-from story_quality.metrics.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
+from story_quality.union.checkpoints import PUBLISHED_CHECKPOINTS
+from story_quality.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
 
 
 @dataclass(frozen=True)

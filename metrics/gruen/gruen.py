@@ -9,32 +9,14 @@ import statistics
 import datasets
 import evaluate
 
+from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
+from story_quality.gruen.grammaticality import LM_SCORINGS
+from story_quality.gruen.model_loading import ModelCache
+from story_quality.gruen.preprocessing import text_to_sentences
+from story_quality.gruen.scoring import GruenScorer
+from story_quality.sharing import SharedInstance
 from story_quality.signature import checkpoint_id, signature
 from story_quality.validation import check_count, check_device, check_options, check_texts, is_blank
-
-# evaluate copies only the siblings imported here (no comment may follow an import line).
-from .batching import length_sorted_batches
-from .checkpoint_files import local_checkpoint_problem
-from .checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
-from .coherence import coherence_scores
-from .focus import focus_score
-from .grammaticality import LM_SCORINGS
-from .model_loading import ModelCache
-from .preprocessing import text_to_sentences
-from .redundancy import redundancy_score
-from .scoring import GruenScorer
-from .sharing import SharedInstance
-from .tokenization import encode_words
-
-# Imported only so that evaluate copies them (a sibling's own imports are not followed).
-SIBLING_MODULES_NEEDED_BY_SCORING = (
-    coherence_scores,
-    focus_score,
-    redundancy_score,
-    encode_words,
-    local_checkpoint_problem,
-    length_sorted_batches,
-)
 
 _CITATION = """\
 @inproceedings{zhu-bhat-2020-gruen,

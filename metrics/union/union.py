@@ -1,52 +1,33 @@
-"""UNION: an unreferenced metric of story coherence (Guan & Huang, EMNLP 2020)."""
+"""UNION: an unreferenced metric of story coherence (Guan & Huang, EMNLP 2020).
+
+A thin ``evaluate.Metric`` over the installed ``story_quality`` package, as evaluate's
+``bertscore.py`` is over ``bert_score``: the checkpoint is the config name, loaded once per
+instance; normalisation, loading and batched scoring live in ``story_quality.union``.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import math
 import os
-import pathlib
 import warnings
 
 import datasets
 import evaluate
 import torch
-import transformers
-from safetensors import SafetensorError
-from tqdm.auto import tqdm
 
+from story_quality.batching import progress
+from story_quality.sharing import SharedInstance
 from story_quality.signature import checkpoint_id, normalization_label, signature
+from story_quality.union import CITATION
+from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
+from story_quality.union.checkpoints import EMBEDDED_NAME, PUBLISHED_CHECKPOINTS, resolve_checkpoint
+from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
+from story_quality.union.scoring import class_probabilities, encode, model_window
+from story_quality.union.story_text import StoryNormalization
 from story_quality.validation import check_count, check_device, check_options, check_texts, check_window
 
-from .bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from .checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
-from .checkpoints import (
-    EMBEDDED_NAME,
-    PUBLISHED_CHECKPOINTS,
-    CheckpointError,
-    alternative_hint,
-    resolve_checkpoint,
-)
-from .person_names import NAME_GENDER
-from .scoring import class_probabilities, encode, model_window
-from .sharing import SharedInstance
-from .story_text import StoryNormalization
-
-# evaluate copies only the sibling modules this file imports (no comment may follow an import),
-# so the name list story_text needs is imported, and re-exported, here.
-__all__ = ["Union", "NAME_GENDER"]
-
-_CITATION = """\
-@inproceedings{guan-huang-2020-union,
-    title = "{UNION}: An {U}nreferenced Metric for Evaluating Open-ended Story Generation",
-    author = "Guan, Jian and Huang, Minlie",
-    booktitle = "Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP)",
-    year = "2020",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2020.emnlp-main.736",
-    pages = "9157--9166",
-}
-"""
+_CITATION = CITATION  # TEMP: read by a training run started before the move; remove when it ends
 
 _DESCRIPTION = """\
 UNION scores how coherent a story is, without a reference story. It is a BERT classifier
@@ -94,20 +75,9 @@ Examples:
     []
 """
 
-HUMAN_LABEL = "human"
-
-
 # A shorter window leaves the classifier too little of any story to tell one from another.
 MIN_WINDOW = 16
 OPTIONS = ("batch_size", "device", "max_length")
-
-
-def split_revision(name: str) -> tuple[str, str | None]:
-    """``"org/model@rev"`` -> (``"org/model"``, ``"rev"``); a local path is never split."""
-    if os.path.isdir(name) or "@" not in name:
-        return name, None
-    repo_id, revision = name.rsplit("@", 1)
-    return repo_id, revision or None
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -115,7 +85,7 @@ class Union(SharedInstance, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({"predictions": datasets.Value("string")}),
             codebase_urls=["https://github.com/thu-coai/UNION"],
@@ -135,11 +105,11 @@ class Union(SharedInstance, evaluate.Metric):
         """Load the checkpoint once per metric instance; compute calls reuse it."""
         source, revision = split_revision(resolve_checkpoint(self.config_name))
         local = os.path.isdir(source)
-        self.tokenizer, self.model = _load_checkpoint(source, None if local else revision, self.config_name)
+        self.tokenizer, self.model = load_checkpoint(source, None if local else revision, self.config_name)
         self.logits_fn = (
             BertClassifierFastPath(self.model) if supports_fast_path(self.model) else self._model_logits
         )
-        self.label_index = _human_label_index(self.model.config, source)
+        self.label_index = human_label_index(self.model.config, source)
         self.normalization = StoryNormalization.from_config(self.model.config)
         self.checkpoint = source if local else f"{source}@{revision or 'main'}"
         self.checkpoint_label = checkpoint_id(self.config_name, source, revision, local)
@@ -197,11 +167,11 @@ class Union(SharedInstance, evaluate.Metric):
         if next(self.model.parameters()).device != target:
             self.model.to(target)
         window = model_window(self.tokenizer, self.model.config, max_length)
-        with _progress_bar(total=len(predictions), desc="UNION text", unit="story") as bar:
+        with progress(total=len(predictions), desc="UNION text", unit="story") as bar:
             encoded = encode(
                 self.tokenizer, predictions, window, prepare=self.normalization, progress=bar.update
             )
-        _refuse_unscorable(encoded, self.tokenizer)
+        refuse_unscorable(encoded, self.tokenizer)
         if encoded.truncated:
             warnings.warn(
                 f"{len(encoded.truncated)} of {len(predictions)} stories are longer than the model's window of "
@@ -216,7 +186,7 @@ class Union(SharedInstance, evaluate.Metric):
             pad_id=self.tokenizer.pad_token_id,
             batch_size=batch_size,
             device=target,
-            progress=_progress_bar,
+            progress=lambda batches: progress(batches, desc="UNION", unit="batch"),
         )
         return {
             "scores": scores,
@@ -225,72 +195,5 @@ class Union(SharedInstance, evaluate.Metric):
         }
 
 
-def _refuse_unscorable(encoded, tokenizer) -> None:
-    """A text whose every word piece is unknown (emoji, an unsupported script) has nothing to score."""
-    special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
-    for i, row in enumerate(encoded.input_ids):
-        if set(row) - special <= {tokenizer.unk_token_id}:
-            raise ValueError(
-                f"predictions[{i}] has nothing the model can read: after normalisation every word piece is "
-                f"unknown to its vocabulary ({tokenizer.unk_token}); score text in the checkpoint's language."
-            )
-
-
-def _load_checkpoint(source: str, revision: str | None, name: str):
-    """Tokenizer and classifier (fp32: the shipped fp16 weights are upcast), or one clear error."""
-    kwargs = {} if revision is None else {"revision": revision}
-    problem = local_checkpoint_problem(pathlib.Path(source)) if os.path.isdir(source) else None
-    if problem:
-        raise CheckpointError(
-            f"Cannot load the UNION checkpoint {name!r} from the local folder {source}: {problem}. A UNION "
-            f"checkpoint folder holds {CHECKPOINT_LAYOUT} (what training/train_union.py writes). "
-            f"{alternative_hint()}"
-        )
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
-        model, loading = transformers.AutoModelForSequenceClassification.from_pretrained(
-            source, use_safetensors=True, dtype=torch.float32, output_loading_info=True, **kwargs
-        )
-        model.eval()
-    except (OSError, ValueError, SafetensorError) as error:
-        where = (
-            "the local folder"
-            if os.path.isdir(source)
-            else "the Hugging Face Hub (there is no local folder of that name either)"
-        )
-        cause = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else type(error).__name__
-        raise CheckpointError(
-            f"Cannot load the UNION checkpoint {name!r} ({source}) from {where}: {cause}. "
-            f"A UNION checkpoint is a sequence classifier with safetensors weights, a config and a "
-            f"tokenizer. {alternative_hint()}"
-        ) from error
-    if loading["missing_keys"]:
-        missing = sorted(loading["missing_keys"])
-        raise CheckpointError(
-            f"Cannot use {name!r} ({source}) as a UNION checkpoint: its weights lack {', '.join(missing[:4])}"
-            f"{', ...' if len(missing) > 4 else ''}, so that part would be randomly initialised and every score "
-            "meaningless (a bare encoder or another task's model, not a trained classifier). "
-            f"{alternative_hint()}"
-        )
-    return tokenizer, model
-
-
-def _human_label_index(config, source: str) -> int:
-    """The class meaning "human-written": by name when the config names it, else UNION's 1."""
-    if config.num_labels != 2:
-        raise ValueError(
-            f"{source} has {config.num_labels} labels; a UNION checkpoint has 2 (perturbed, human)."
-        )
-    by_name = {str(label).lower(): int(i) for i, label in config.id2label.items()}
-    return by_name.get(HUMAN_LABEL, 1)
-
-
 def _cache_key(name: str) -> str:
     return "checkpoint-" + hashlib.sha256(name.encode()).hexdigest()[:16]
-
-
-def _progress_bar(iterable=None, desc: str = "UNION", unit: str = "batch", **kwargs) -> tqdm:
-    """A progress bar that `evaluate.logging.disable_progress_bar()` silences."""
-    return tqdm(
-        iterable, desc=desc, unit=unit, disable=not evaluate.logging.is_progress_bar_enabled(), **kwargs
-    )

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import pathlib
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -32,9 +34,22 @@ from typing import Any
 from nltk.tokenize import TreebankWordTokenizer
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
-from .person_names import NAME_GENDER
-
 CONFIG_KEY = "union_normalization"
+NAMES_FILE = pathlib.Path(__file__).with_name("person_names.tsv")
+
+
+def read_name_table(path: pathlib.Path = NAMES_FILE) -> tuple[dict[str, str], str]:
+    """The first-name table (lowercase name -> MALE/FEMALE/NEUTRAL) and the sha256 of its file."""
+    data = path.read_bytes()
+    table = {}
+    for line in data.decode("utf-8").splitlines():
+        if line and not line.startswith("#"):
+            name, gender = line.split("\t")
+            table[name] = gender
+    return table, hashlib.sha256(data).hexdigest()
+
+
+NAME_GENDER, NAMES_SHA256 = read_name_table()
 PLACEHOLDERS = ("[MALE]", "[FEMALE]", "[NEUTRAL]")
 ABBREVIATIONS = frozenset(
     {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs", "etc", "e.g", "i.e"}
@@ -183,7 +198,7 @@ def name_tag(token: str) -> str | None:
     """``[MALE]``/``[FEMALE]``/``[NEUTRAL]`` for a capitalised first name, else None.
 
     Only capitalised tokens count ("Rose" the person, not "rose" the flower); names that are
-    also common English words are not on the census list (see ``person_names.py``), except
+    also common English words are not on the census list (see ``person_names.tsv``), except
     where UNION's tagger tagged them (``UNION_TAGGER_DIFFERENCES``).
 
     >>> name_tag("Kelly"), name_tag("Ken"), name_tag("So"), name_tag("so")
@@ -216,6 +231,8 @@ class StoryNormalization:
     roc_tokenize: bool = False
     plain_typography: bool = False
     lowercase_names: bool = False
+    # sha256 of the name table the text was tagged with (None: not recorded, checkpoints before it)
+    names_sha256: str | None = None
 
     @property
     def is_identity(self) -> bool:
@@ -227,8 +244,11 @@ class StoryNormalization:
             or self.lowercase_names
         )
 
-    def to_dict(self) -> dict[str, bool]:
-        return dataclasses.asdict(self)
+    def to_dict(self) -> dict[str, bool | str]:
+        record = dataclasses.asdict(self)
+        if record["names_sha256"] is None:
+            del record["names_sha256"]
+        return record
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any] | None) -> StoryNormalization:
@@ -242,7 +262,16 @@ class StoryNormalization:
                 f"Unknown text normalisation option(s) {sorted(unknown)} in the checkpoint's "
                 f"'{CONFIG_KEY}'; this version understands {sorted(known)}. Upgrade the metric."
             )
-        return cls(**{k: bool(v) for k, v in record.items()})
+        options = {k: (v if k == "names_sha256" else bool(v)) for k, v in record.items()}
+        recorded = options.get("names_sha256")
+        if recorded is not None and options.get("replace_names") and recorded != NAMES_SHA256:
+            raise ValueError(
+                f"The checkpoint's text was tagged with the name table sha256 {recorded[:12]}..., this version "
+                f"has {NAMES_SHA256[:12]}... (story_quality/union/person_names.tsv): names would be tagged "
+                "differently and scores would not match. Install the story-quality-metrics version it was "
+                "trained with."
+            )
+        return cls(**options)
 
     @classmethod
     def from_config(cls, config: Any) -> StoryNormalization:
@@ -287,7 +316,12 @@ class StoryNormalization:
 
 
 ROC_STORIES = StoryNormalization(
-    lowercase=True, replace_names=True, roc_tokenize=True, plain_typography=True, lowercase_names=True
+    lowercase=True,
+    replace_names=True,
+    roc_tokenize=True,
+    plain_typography=True,
+    lowercase_names=True,
+    names_sha256=NAMES_SHA256,
 )
 WRITING_PROMPTS = StoryNormalization(
     lowercase=False, replace_names=False, roc_tokenize=True, plain_typography=True

@@ -1,5 +1,6 @@
-"""Length-sorted batching: sequences of similar length share a batch, so padding stays small,
-and every result is written back to its input position (scores never depend on batch order)."""
+"""Length-sorted batching for both metrics: sequences of similar length share a batch, so padding
+stays small, and every result is written back to its input position (scores never depend on
+batch order); progress bars that ``evaluate.logging.disable_progress_bar()`` silences."""
 
 from __future__ import annotations
 
@@ -28,11 +29,13 @@ def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int, device: torch.dev
     return ids.to(device), mask.to(device)
 
 
-def progress(iterable, total: int, desc: str):
-    """A progress bar over long work that honours ``evaluate``'s progress-bar switch."""
+def progress(
+    iterable=None, total: int | None = None, desc: str = "", unit: str = "batch", leave: bool = False
+):
+    """A progress bar over long work that honours ``evaluate``'s progress-bar switch (silent for one step)."""
     from evaluate.utils.logging import is_progress_bar_enabled
     from tqdm.auto import tqdm
 
-    return tqdm(
-        iterable, total=total, desc=desc, leave=False, disable=not is_progress_bar_enabled() or total < 2
-    )
+    total = len(iterable) if total is None and hasattr(iterable, "__len__") else total
+    quiet = not is_progress_bar_enabled() or (total is not None and total < 2)
+    return tqdm(iterable, total=total, desc=desc, unit=unit, leave=leave, disable=quiet)

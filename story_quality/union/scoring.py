@@ -12,9 +12,11 @@ from __future__ import annotations
 import array
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
+
+from story_quality.batching import length_sorted_batches, pad_batch
 
 # A window this large means "the tokenizer does not know": fall back to the model's positions.
 _UNSET_MAX_LENGTH = 10**6
@@ -115,24 +117,6 @@ def encode(
     return Encoded(input_ids=ids, truncated=truncated, max_length=max_length)
 
 
-def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
-    """Indices in batches of similar length, longest first (an out-of-memory shows up at once)."""
-    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-    for start in range(0, len(order), batch_size):
-        yield order[start : start + batch_size]
-
-
-def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> dict[str, torch.Tensor]:
-    """Right-pad one batch to its own longest row."""
-    width = max(len(r) for r in rows)
-    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, row in enumerate(rows):
-        input_ids[i, : len(row)] = torch.as_tensor(row, dtype=torch.long)
-        attention_mask[i, : len(row)] = 1
-    return {"input_ids": input_ids.to(device), "attention_mask": attention_mask.to(device)}
-
-
 def autocast_for(device: torch.device) -> contextlib.AbstractContextManager:
     """bf16 (fp16 where bf16 is unsupported) autocast on a GPU; full precision elsewhere."""
     if device.type != "cuda":
@@ -155,15 +139,13 @@ def class_probabilities(
     ``logits_fn(input_ids, attention_mask)`` returns the classifier's logits; ``progress``
     wraps the batch iterator.
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
     lengths = [len(r) for r in encoded.input_ids]
     batches = list(length_sorted_batches(lengths, batch_size))
     scores = [0.0] * len(lengths)
     with torch.inference_mode(), autocast_for(device):
         for batch in progress(batches) if progress else batches:
-            inputs = pad_batch([encoded.input_ids[i] for i in batch], pad_id, device)
-            logits = logits_fn(inputs["input_ids"], inputs["attention_mask"]).float()
+            input_ids, attention_mask = pad_batch([encoded.input_ids[i] for i in batch], pad_id, device)
+            logits = logits_fn(input_ids, attention_mask).float()
             probs = torch.softmax(logits, dim=-1)[:, label_index].tolist()
             for i, p in zip(batch, probs, strict=True):
                 scores[i] = p

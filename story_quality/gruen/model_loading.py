@@ -18,7 +18,7 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from .checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
+from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
 
 MODEL_CLASSES = {
     "lm": AutoModelForMaskedLM,

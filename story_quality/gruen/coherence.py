@@ -16,7 +16,8 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from .batching import length_sorted_batches, pad_batch, progress
+from story_quality.batching import length_sorted_batches, pad_batch, progress
+
 from .model_loading import LoadedModel
 from .tokenization import encode_words
 

@@ -1,0 +1,1 @@
+"""GRUEN: the four aspects of linguistic quality (the library under metrics/gruen)."""

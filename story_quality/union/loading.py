@@ -1,0 +1,83 @@
+"""Loading a UNION checkpoint: the tokenizer and classifier, or one error naming it, the cause and what to do."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import torch
+import transformers
+from safetensors import SafetensorError
+
+from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
+from story_quality.union.checkpoints import CheckpointError, alternative_hint
+
+HUMAN_LABEL = "human"
+
+
+def split_revision(name: str) -> tuple[str, str | None]:
+    """``"org/model@rev"`` -> (``"org/model"``, ``"rev"``); a local path is never split."""
+    if os.path.isdir(name) or "@" not in name:
+        return name, None
+    repo_id, revision = name.rsplit("@", 1)
+    return repo_id, revision or None
+
+
+def refuse_unscorable(encoded, tokenizer) -> None:
+    """A text whose every word piece is unknown (emoji, an unsupported script) has nothing to score."""
+    special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
+    for i, row in enumerate(encoded.input_ids):
+        if set(row) - special <= {tokenizer.unk_token_id}:
+            raise ValueError(
+                f"predictions[{i}] has nothing the model can read: after normalisation every word piece is "
+                f"unknown to its vocabulary ({tokenizer.unk_token}); score text in the checkpoint's language."
+            )
+
+
+def load_checkpoint(source: str, revision: str | None, name: str):
+    """Tokenizer and classifier (fp32: the shipped fp16 weights are upcast), or one clear error."""
+    kwargs = {} if revision is None else {"revision": revision}
+    problem = local_checkpoint_problem(pathlib.Path(source)) if os.path.isdir(source) else None
+    if problem:
+        raise CheckpointError(
+            f"Cannot load the UNION checkpoint {name!r} from the local folder {source}: {problem}. A UNION "
+            f"checkpoint folder holds {CHECKPOINT_LAYOUT} (what training/train_union.py writes). "
+            f"{alternative_hint()}"
+        )
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
+        model, loading = transformers.AutoModelForSequenceClassification.from_pretrained(
+            source, use_safetensors=True, dtype=torch.float32, output_loading_info=True, **kwargs
+        )
+        model.eval()
+    except (OSError, ValueError, SafetensorError) as error:
+        where = (
+            "the local folder"
+            if os.path.isdir(source)
+            else "the Hugging Face Hub (there is no local folder of that name either)"
+        )
+        cause = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else type(error).__name__
+        raise CheckpointError(
+            f"Cannot load the UNION checkpoint {name!r} ({source}) from {where}: {cause}. "
+            f"A UNION checkpoint is a sequence classifier with safetensors weights, a config and a "
+            f"tokenizer. {alternative_hint()}"
+        ) from error
+    if loading["missing_keys"]:
+        missing = sorted(loading["missing_keys"])
+        raise CheckpointError(
+            f"Cannot use {name!r} ({source}) as a UNION checkpoint: its weights lack {', '.join(missing[:4])}"
+            f"{', ...' if len(missing) > 4 else ''}, so that part would be randomly initialised and every score "
+            "meaningless (a bare encoder or another task's model, not a trained classifier). "
+            f"{alternative_hint()}"
+        )
+    return tokenizer, model
+
+
+def human_label_index(config, source: str) -> int:
+    """The class meaning "human-written": by name when the config names it, else UNION's 1."""
+    if config.num_labels != 2:
+        raise ValueError(
+            f"{source} has {config.num_labels} labels; a UNION checkpoint has 2 (perturbed, human)."
+        )
+    by_name = {str(label).lower(): int(i) for i, label in config.id2label.items()}
+    return by_name.get(HUMAN_LABEL, 1)
