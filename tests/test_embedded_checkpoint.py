@@ -99,7 +99,6 @@ def readme_first_example() -> str:
     return re.search(r"```python\n(.*?)```", readme, re.S).group(1)
 
 
-@pytest.mark.skipif(EMBEDDED_MANIFEST_SHA256 is None, reason="this version ships no UNION checkpoint")
 def test_the_shipped_checkpoint_is_intact_small_and_records_its_normalisation():
     folder = embedded_checkpoint_dir()
     verify_checkpoint(folder, EMBEDDED_MANIFEST_SHA256)
@@ -111,7 +110,6 @@ def test_the_shipped_checkpoint_is_intact_small_and_records_its_normalisation():
     assert "model-index" in card and "Pearson" in card
 
 
-@pytest.mark.skipif(EMBEDDED_MANIFEST_SHA256 is None, reason="this version ships no UNION checkpoint")
 def test_readme_first_example_runs_offline_with_the_shipped_default(monkeypatch):
     """Verbatim, from the clone's root, as a new user runs it; the shipped folder stays untouched."""
     folder = embedded_checkpoint_dir()
@@ -123,14 +121,6 @@ def test_readme_first_example_runs_offline_with_the_shipped_default(monkeypatch)
     assert len(scores) == 2 and scores[0] > 0.5 > scores[1]  # the coherent story, then the repetitive one
     assert namespace["result"]["union_score"] == pytest.approx(sum(scores) / 2)
     assert {p.name: sha256_of(p) for p in folder.iterdir()} == before
-
-
-@pytest.mark.skipif(EMBEDDED_MANIFEST_SHA256 is not None, reason="this version ships a UNION checkpoint")
-def test_without_a_shipped_checkpoint_the_default_fails_with_one_clear_error():
-    # the metric runs from evaluate's module cache: its CheckpointError is that copy's class
-    with pytest.raises(OSError, match="ships no checkpoint yet") as caught:
-        evaluate.load(METRIC)
-    assert type(caught.value).__name__ == "CheckpointError" and "train_union.py" in str(caught.value)
 
 
 def test_default_resolves_to_the_verified_shipped_folder(exported, monkeypatch):

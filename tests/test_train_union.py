@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import random
@@ -277,75 +276,8 @@ def test_stories_are_negative_sampled_on_the_fly_with_the_recorded_normalisation
         union_pairs.load_pairs(data.dataset, data, WRITING_PROMPTS, seed=0)
 
 
-def test_linear_probe_stage_trains_the_head_alone_then_unfreezes_everything(workdir, tmp_path):
-    tokenizer = AutoTokenizer.from_pretrained(workdir / "base")
-    train_union.add_placeholder_tokens(tokenizer)
-    pairs = datasets.load_dataset("json", data_files=str(workdir / "pairs.jsonl"), split="train")
-    features = pairs.map(
-        train_union.encode_union_examples,
-        batched=True,
-        fn_kwargs={"tokenizer": tokenizer, "max_length": MAX_LENGTH},
-        remove_columns=pairs.column_names,
-    )
-    torch.manual_seed(0)
-    model = train_union.BertForUnionTraining.from_pretrained(workdir / "base", num_labels=2)
-    model.resize_token_embeddings(len(tokenizer))
-    model.reconstruction_weight = 0.1
-    before = {name: p.detach().clone() for name, p in model.named_parameters()}
-    args = train_union.UnionTrainingArguments(
-        output_dir=str(tmp_path), linear_probe_epochs=2, linear_probe_learning_rate=1e-2,
-        per_device_train_batch_size=4, report_to="none", use_cpu=True, disable_tqdm=True,
-    )  # fmt: skip
-    used, losses = [], []
-
-    def make_trainer(run_args):
-        used.append(run_args)
-        trainer = train_union.Trainer(
-            model=model,
-            args=run_args,
-            data_collator=train_union.UnionDataCollator(tokenizer),
-            train_dataset=features,
-        )
-        # the stage must optimise the classification loss alone: reconstruction is switched off
-        forward = model.forward
-
-        @functools.wraps(forward)  # keeps the signature the Trainer reads to pick the columns
-        def recording_forward(**batch):
-            losses.append(model.reconstruction_weight)
-            return forward(**batch)
-
-        model.forward = recording_forward
-        return trainer
-
-    try:
-        metrics = train_union.probe_classifier_head(model, args, make_trainer)
-    finally:
-        del model.forward
-    changed = {name for name, p in model.named_parameters() if not torch.equal(p, before[name])}
-    assert changed == {"classifier.weight", "classifier.bias"}
-    assert all(p.requires_grad for p in model.parameters()) and model.reconstruction_weight == 0.1
-    assert losses and set(losses) == {0.0}
-    assert (used[0].learning_rate, used[0].num_train_epochs, used[0].max_steps) == (1e-2, 2, -1)
-    assert (args.learning_rate, args.num_train_epochs) == (5e-5, 3.0)  # the run's own arguments untouched
-    assert metrics["probe_train_loss"] > 0 and "probe_train_runtime" in metrics
-
-
-def test_run_with_a_linear_probe_stage_records_it_in_the_model_card(workdir):
-    output = workdir / "probed"
-    run = accelerate_launch(
-        "train_union.py",
-        *train_args(workdir, output, "--linear_probe_epochs", "1", "--eval_strategy", "no"),
-        "--save_strategy", "no", "--max_steps", "2",
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "Head-only stage: 1.0 epochs, encoder frozen" in run.stdout + run.stderr
-    card = (output / "README.md").read_text()
-    assert "| head-only stage (LP-FT) | 1.0 epochs at learning rate 0.001, encoder frozen |" in card
-    assert "| optimisation steps | 2 |" in card  # the fine-tuning steps; the stage's own are not counted
-
-
 def test_a_kept_checkpoint_exports_as_the_classifier_the_run_published(trained, tmp_path):
-    from benchmarks.union_trajectory_roc import trainer_checkpoints
+    from story_quality.training.run_setup import trainer_checkpoints
     from story_quality.training.union_model import export_trainer_checkpoint
 
     assert [step for step, _ in trainer_checkpoints(trained)] == [3, STEPS]  # by step, not by name
@@ -369,12 +301,6 @@ def test_a_kept_checkpoint_exports_as_the_classifier_the_run_published(trained, 
         safe_open(exported / "model.safetensors", "pt") as sixth,
     ):
         assert not torch.equal(third.get_tensor("classifier.weight"), sixth.get_tensor("classifier.weight"))
-
-
-def test_negative_linear_probe_epochs_are_refused_before_any_loading(tmp_path):
-    argv = ["--dataset", str(tmp_path / "missing.jsonl"), "--output_dir", str(tmp_path / "o")]
-    with pytest.raises(ValueError, match=r"--linear_probe_epochs must be >= 0 .*got -1.0"):
-        train_union.main([*argv, "--linear_probe_epochs", "-1"])
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ copies of one pretrained encoder usually stay in one basin of the loss, so avera
 *weights* (Wortsman et al., ICML 2022, "Model soups") gives a single checkpoint that scores at
 the cost of one model. Whether it agrees with people better than its members is an empirical
 question: on our small-encoder UNION runs it did not beat the mean of their probabilities
-(README, "Averaging runs"), so measure it (``benchmarks/union_soup_roc.py``). The result is an
+(README, "Averaging runs"), so measure it (``experiments/union_soup_roc.py``). The result is an
 ordinary checkpoint: the ``union`` metric (or GRUEN, for CoLA models) loads it like any other.
 
     python -m training.average_checkpoints --output-dir outputs/union-soup run1/checkpoint run2/checkpoint

@@ -49,6 +49,14 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
     return parser.parse_args_into_dataclasses(args=argv)
 
 
+def trainer_checkpoints(run_dir: str | os.PathLike) -> list[tuple[int, pathlib.Path]]:
+    """The ``checkpoint-N`` folders of ``run_dir`` with their steps, oldest first (856 before 1712)."""
+    root = pathlib.Path(run_dir)
+    if not root.is_dir():
+        return []
+    return sorted((int(p.name.split("-")[1]), p) for p in root.iterdir() if CHECKPOINT_NAME.fullmatch(p.name))
+
+
 def resume_checkpoint(args: TrainingArguments) -> str | None:
     """The checkpoint to resume from: the one named, or the newest in ``output_dir`` for 'last'.
 
@@ -66,16 +74,9 @@ def resume_checkpoint(args: TrainingArguments) -> str | None:
             )
         return None
     if wanted.lower() in ("last", "latest", "true"):
-        folders = sorted(
-            (
-                p
-                for p in pathlib.Path(args.output_dir).glob("checkpoint-*")
-                if CHECKPOINT_NAME.fullmatch(p.name)
-            ),
-            key=lambda p: int(p.name.split("-")[1]),
-            reverse=True,
-        )
-        for folder in folders:  # newest first; one cut short by a kill while saving is passed over
+        for _, folder in reversed(
+            trainer_checkpoints(args.output_dir)
+        ):  # newest first; one cut short by a kill while saving is passed over
             problem = checkpoint_problem(folder)
             if problem is None:
                 return str(folder)

@@ -18,12 +18,11 @@ records the text normalisation, its tokenizer, and a model card with the run's r
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,16 +158,6 @@ class UnionTrainingArguments(OutputFolderArguments, TrainingArguments):
         default=None,
         metadata={"help": "A checkpoint folder to resume from, or 'last' for the newest one in output_dir."},
     )
-    linear_probe_epochs: float = field(
-        default=0.0,
-        metadata={
-            "help": "Epochs of training the classification head alone (encoder frozen, no reconstruction) "
-            "before fine-tuning everything: LP-FT (Kumar et al., 2022). 0 (UNION's recipe): off."
-        },
-    )
-    linear_probe_learning_rate: float = field(
-        default=1e-3, metadata={"help": "Learning rate of the head-only stage (--linear_probe_epochs)."}
-    )
 
 
 # --- data ------------------------------------------------------------------------------------
@@ -255,10 +244,6 @@ def parse_run(argv: Sequence[str] | None) -> Run:
     push, args.push_to_hub = args.push_to_hub, False
     preset = PRESETS[data_args.normalization]
     args.label_names = ["labels"]
-    if args.linear_probe_epochs < 0:
-        raise ValueError(
-            f"--linear_probe_epochs must be >= 0 (0: no head-only stage), got {args.linear_probe_epochs}."
-        )
     check_run_numbers(model_args, args)
     checkpoint = resume_checkpoint(args)
     annotated = read_annotated_file(data_args.annotated_file) if data_args.annotated_file else None
@@ -332,7 +317,7 @@ def train_model(
     train: datasets.Dataset,
     validation: datasets.Dataset | None,
 ) -> tuple[Trainer, dict[str, float]]:
-    """Tokenise, train (after the optional head-only stage), evaluate on the held-out pairs."""
+    """Tokenise, train, evaluate on the held-out pairs."""
     args, data_args = run.args, run.data_args
 
     def tokenise(split: datasets.Dataset, name: str) -> datasets.Dataset:
@@ -349,21 +334,16 @@ def train_model(
         train_features = tokenise(train, "training pairs")
         eval_features = tokenise(validation, "held-out pairs") if validation is not None else None
 
-    def make_trainer(run_args: TrainingArguments) -> Trainer:
-        return Trainer(
-            model=model,
-            args=run_args,
-            data_collator=UnionDataCollator(tokenizer),
-            train_dataset=train_features,
-            eval_dataset=eval_features,
-            processing_class=tokenizer,
-            compute_metrics=compute_accuracy,
-        )
-
+    trainer = Trainer(
+        model=model,
+        args=args,
+        data_collator=UnionDataCollator(tokenizer),
+        train_dataset=train_features,
+        eval_dataset=eval_features,
+        processing_class=tokenizer,
+        compute_metrics=compute_accuracy,
+    )
     results: dict[str, float] = {}
-    if args.linear_probe_epochs > 0 and run.checkpoint is None:  # a resumed run has its head already
-        results.update(probe_classifier_head(model, args, make_trainer))
-    trainer = make_trainer(args)
     train_result = trainer.train(resume_from_checkpoint=run.checkpoint)
     results.update(train_result.metrics)
     trainer.log_metrics("train", train_result.metrics)
@@ -433,14 +413,6 @@ def write_card(
                 **{
                     "reconstruction weight (lambda)": model_args.reconstruction_weight,
                     "max word pieces": model_args.max_length,
-                    **(
-                        {
-                            "head-only stage (LP-FT)": f"{args.linear_probe_epochs} epochs at learning rate "
-                            f"{args.linear_probe_learning_rate}, encoder frozen"
-                        }
-                        if args.linear_probe_epochs > 0
-                        else {}
-                    ),
                     "placeholder tokens added": ", ".join(added) or "none (already in the vocabulary)",
                 },
             )
@@ -462,42 +434,6 @@ def push_run(run: Run) -> None:
     except PushError as error:
         sys.exit(f"error: {error}")
     logger.info("Pushed to %s", url)
-
-
-def probe_classifier_head(
-    model: BertForUnionTraining,
-    args: UnionTrainingArguments,
-    make_trainer: Callable[[TrainingArguments], Trainer],
-) -> dict[str, float]:
-    """LP-FT's first stage: fit ``classifier`` on the frozen encoder, then unfreeze everything.
-
-    Fine-tuning from a random head sends that head's random gradients into the pretrained
-    encoder during the first steps; fitting the head first (a logistic regression on the pooled
-    features) lets fine-tuning start from a head that already agrees with them, which Kumar et
-    al. (2022) found to generalise better under distribution shift, as from corrupted stories
-    to generated ones. Reconstruction is off here: the encoder it would train is frozen.
-    On all-MiniLM-L6-v2 the stage ends at chance (the frozen pooled ``[CLS]`` shows no linear
-    trace of the corruptions) and did not help (README, Results). Returns the stage's training
-    metrics, prefixed ``probe_``.
-    """
-    trainable = {name: p.requires_grad for name, p in model.named_parameters()}
-    for name, parameter in model.named_parameters():
-        parameter.requires_grad_(name.startswith("classifier."))
-    probe_args = copy.deepcopy(args)
-    probe_args.num_train_epochs = args.linear_probe_epochs
-    probe_args.max_steps = -1
-    probe_args.learning_rate = args.linear_probe_learning_rate
-    probe_args.eval_strategy = transformers.IntervalStrategy.NO
-    probe_args.save_strategy = transformers.trainer_utils.SaveStrategy.NO
-    weight, model.reconstruction_weight = model.reconstruction_weight, 0.0
-    try:
-        logger.info("Head-only stage: %s epochs, encoder frozen", args.linear_probe_epochs)
-        metrics = make_trainer(probe_args).train().metrics
-    finally:
-        model.reconstruction_weight = weight
-        for name, parameter in model.named_parameters():
-            parameter.requires_grad_(trainable[name])
-    return {f"probe_{key}": value for key, value in metrics.items()}
 
 
 def union_eval_results(

@@ -24,9 +24,8 @@ EMBEDDED_NAME = "default"
 EMBEDDED_PACKAGE = "story_quality.metrics.union"
 EMBEDDED_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
-# sha256 of the shipped folder's MANIFEST, which lists the sha256 of every other file in it;
-# None while this version ships no checkpoint.
-EMBEDDED_MANIFEST_SHA256: str | None = "3a4b8eea5c1e8288652b21ba1ef3be0fcffbf0efc028f74c629f6609d9139b9a"
+# sha256 of the shipped folder's MANIFEST, which lists the sha256 of every other file in it.
+EMBEDDED_MANIFEST_SHA256 = "3a4b8eea5c1e8288652b21ba1ef3be0fcffbf0efc028f74c629f6609d9139b9a"
 
 
 class CheckpointError(OSError):
@@ -34,10 +33,7 @@ class CheckpointError(OSError):
 
 
 def embedded_checkpoint_dir() -> pathlib.Path:
-    """The shipped checkpoint's folder: beside this file in a source tree, else in the installed package."""
-    here = pathlib.Path(__file__).resolve().parent / EMBEDDED_FOLDER
-    if here.is_dir():
-        return here
+    """The shipped checkpoint's folder, package data of ``story_quality.metrics.union``."""
     spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
     for location in (spec.submodule_search_locations or []) if spec else []:
         candidate = pathlib.Path(location) / EMBEDDED_FOLDER
@@ -93,12 +89,10 @@ def verify_checkpoint(folder: pathlib.Path, manifest_sha256: str) -> None:
 
 def alternative_hint() -> str:
     """What to load instead of a checkpoint that failed: the shipped one, or a local folder."""
-    if EMBEDDED_MANIFEST_SHA256 is not None:
-        return (
-            "The checkpoint shipped with the metric loads offline: "
-            f'evaluate.load(story_quality.metric_path("union"), "{EMBEDDED_NAME}").'
-        )
-    return "Pass a local folder written by training/train_union.py as the config name."
+    return (
+        "The checkpoint shipped with the metric loads offline: "
+        f'evaluate.load(story_quality.metric_path("union"), "{EMBEDDED_NAME}").'
+    )
 
 
 def resolve_checkpoint(name: str) -> str:
@@ -110,11 +104,6 @@ def resolve_checkpoint(name: str) -> str:
     'someone/their-union'
     """
     if name == EMBEDDED_NAME:
-        if EMBEDDED_MANIFEST_SHA256 is None:
-            raise CheckpointError(
-                f"This version of the union metric ships no checkpoint yet ('{EMBEDDED_NAME}'). Pass a "
-                "local folder written by training/train_union.py, or a Hub id, as the config name."
-            )
         folder = embedded_checkpoint_dir()
         verify_checkpoint(folder, EMBEDDED_MANIFEST_SHA256)
         return str(folder)

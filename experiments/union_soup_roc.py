@@ -1,6 +1,6 @@
 """Do averaged UNION runs agree with people better than the runs? Weight soup against score ensemble.
 
-Takes the checkpoints of runs of one recipe (``benchmarks.union_roc_offline`` writes each to
+Takes the checkpoints of runs of one recipe (``experiments.union_roc_offline`` writes each to
 ``DIR/checkpoint``), and scores the 400 annotated ROC stories with
 
 - each run,
@@ -11,7 +11,7 @@ then prints the correlation table beside the published metrics. Scores go to
 ``--output-dir`` (``member_K.txt``, ``soup.txt``, ``ensemble.txt``; one per line in annotation
 order, as ``python -m benchmarks.correlation --metric NAME=FILE`` reads them).
 
-    python -m benchmarks.union_soup_roc --output-dir outputs/soup outputs/cpuS46/checkpoint outputs/cpuS50/checkpoint
+    python -m experiments.union_soup_roc --output-dir outputs/soup outputs/cpuS46/checkpoint outputs/cpuS50/checkpoint
 """
 
 from __future__ import annotations

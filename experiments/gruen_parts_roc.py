@@ -8,7 +8,7 @@ against the published metrics with ``benchmarks.correlation``. Besides the -0.1/
 penalty it reports the continuous signal under it: the smallest adjacent Word Mover
 Similarity of a story.
 
-    python -m benchmarks.gruen_parts_roc --output-dir outputs/gruen-parts
+    python -m experiments.gruen_parts_roc --output-dir outputs/gruen-parts
 """
 
 from __future__ import annotations

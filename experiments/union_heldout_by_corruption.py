@@ -2,12 +2,12 @@
 
 A UNION checkpoint's held-out accuracy mixes easy corruptions (a repeated sentence) with ones
 the encoder may not see at all (a swapped keyword); only the second kind caps how confident
-the metric can be on a flawless story. This reads a run of ``benchmarks/union_roc_offline.py``
+the metric can be on a flawless story. This reads a run of ``experiments.union_roc_offline.py``
 (its ``pairs/`` and ``checkpoint/``), re-creates the held-out split that training used, scores
 it with the ``union`` metric and prints, per kind, how many pairs, the mean score and the
 share classified right (score above 0.5 for human stories, below for corrupted ones).
 
-    python -m benchmarks.union_heldout_by_corruption outputs/union-minilm-norecon-k4-lr1e4
+    python -m experiments.union_heldout_by_corruption outputs/union-minilm-norecon-k4-lr1e4
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How a UNION run's agreement with people moves during training, and what averaging its tail gives.
 
-``benchmarks.union_roc_offline --save-steps N`` keeps the Trainer's ``checkpoint-*`` folders of a
+``experiments.union_roc_offline --save-steps N`` keeps the Trainer's ``checkpoint-*`` folders of a
 run (reconstruction head included). This script exports each as the classifier the ``union``
 metric loads (``training.union_model.export_trainer_checkpoint``, ROC normalisation), scores the
 400 annotated stories with the metric and prints Pearson / Spearman / Kendall per step: is one
@@ -8,7 +8,7 @@ pass over the corrupted corpus too little, or already past the best point? With 
 also averages the weights of the last K checkpoints (``training.average_checkpoints``: a
 within-run soup, in the spirit of stochastic weight averaging) and scores that.
 
-    python -m benchmarks.union_trajectory_roc outputs/cpuS50lp/checkpoint --tail 2 --output-dir outputs/cpuS50lp/trajectory
+    python -m experiments.union_trajectory_roc outputs/cpuS50lp/checkpoint --tail 2 --output-dir outputs/cpuS50lp/trajectory
 
 Scores go to ``--output-dir`` (``step_N.txt``, ``tail_average.txt``; one per line in annotation
 order, as ``python -m benchmarks.correlation --metric NAME=FILE`` reads them).
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
-import re
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
@@ -30,16 +29,9 @@ from benchmarks.correlation import correlate, read_annotations  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
 from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
+from story_quality.training.run_setup import trainer_checkpoints  # noqa: E402
 from story_quality.training.union_model import export_trainer_checkpoint  # noqa: E402
 from story_quality.union.story_text import ROC_STORIES  # noqa: E402
-
-CHECKPOINT = re.compile(r"checkpoint-(\d+)")
-
-
-def trainer_checkpoints(run_dir: pathlib.Path) -> list[tuple[int, pathlib.Path]]:
-    """The ``checkpoint-N`` folders of ``run_dir``, by step (numerically: 856 before 1712)."""
-    found = [(int(m.group(1)), p) for p in run_dir.iterdir() if (m := CHECKPOINT.fullmatch(p.name))]
-    return sorted(found)
 
 
 def main() -> None:

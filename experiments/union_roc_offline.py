@@ -12,8 +12,8 @@ test split beside the repo (``../shared/data/union-roc``). This script:
 4. scores the 400 annotated stories with the ``union`` metric and prints the correlation
    table of ``benchmarks.correlation`` with the published metrics beside it.
 
-    python -m benchmarks.union_roc_offline --output-dir outputs/union-minilm --epochs 2
-    python -m benchmarks.union_roc_offline --output-dir outputs/union-minilm-norecon --reconstruction-weight 0
+    python -m experiments.union_roc_offline --output-dir outputs/union-minilm --epochs 2
+    python -m experiments.union_roc_offline --output-dir outputs/union-minilm-norecon --reconstruction-weight 0
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def main() -> None:
         type=int,
         default=0,
         metavar="N",
-        help="keep a checkpoint every N steps (all kept; read by benchmarks.union_trajectory_roc); 0: none",
+        help="keep a checkpoint every N steps (all kept; read by experiments.union_trajectory_roc); 0: none",
     )
     parser.add_argument("--build-only", action="store_true", help="build (and cache) the pairs, then stop")
     args = parser.parse_args()
