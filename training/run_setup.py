@@ -12,14 +12,20 @@ import pathlib
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import datasets
 import transformers
 from accelerate.utils import parse_flag_from_env
-from transformers import HfArgumentParser, TrainingArguments
+from transformers import HfArgumentParser, Trainer, TrainingArguments
 
-from story_quality.training.output_folders import holds_a_run, refuse_foreign_run_folder
+from story_quality.training.hub_push import PushError, push_checkpoint
+from story_quality.training.output_folders import (
+    OutputFolderArguments,
+    holds_a_run,
+    refuse_foreign_run_folder,
+)
 
 logger = logging.getLogger(__name__)
 CHECKPOINT_NAME = re.compile(r"checkpoint-\d+")
@@ -27,6 +33,59 @@ WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_mo
 
 # Local data files the scripts read, by extension: the ``datasets`` builder that reads each.
 DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+@dataclass
+class RunArguments(OutputFolderArguments, TrainingArguments):
+    """``TrainingArguments`` with the defaults both training scripts share; each sets its own batch sizes."""
+
+    output_dir: str = field(metadata={"help": "Where the checkpoint, its tokenizer and card are written."})
+    weight_decay: float = field(
+        default=0.01,
+        metadata={"help": "AdamW weight decay, not applied to biases and LayerNorm (UNION: 0.01)."},
+    )
+    warmup_steps: float = field(
+        default=0.1,
+        metadata={"help": "Linear warm-up: a step count, or a fraction of all steps if < 1 (UNION: 0.1)."},
+    )
+    eval_strategy: str = field(default="epoch", metadata={"help": "When to evaluate: no, steps or epoch."})
+    save_strategy: str = field(default="epoch", metadata={"help": "When to save a resumable checkpoint."})
+    logging_steps: float = field(default=50, metadata={"help": "Log the loss every N steps."})
+    save_total_limit: int | None = field(default=2, metadata={"help": "Resumable checkpoints kept."})
+    resume_from_checkpoint: str | None = field(
+        default=None,
+        metadata={"help": "A checkpoint folder to resume from, or 'last' for the newest one in output_dir."},
+    )
+
+
+def train_and_evaluate(trainer: Trainer, checkpoint: str | None, evaluate: bool = True) -> dict[str, float]:
+    """Train (resuming from ``checkpoint``), then evaluate; each stage's metrics logged and saved."""
+    train_result = trainer.train(resume_from_checkpoint=checkpoint)
+    results = dict(train_result.metrics)
+    trainer.log_metrics("train", train_result.metrics)
+    trainer.save_metrics("train", train_result.metrics)
+    trainer.save_state()
+    if evaluate:
+        eval_metrics = trainer.evaluate()
+        trainer.log_metrics("eval", eval_metrics)
+        trainer.save_metrics("eval", eval_metrics)
+        results.update(eval_metrics)
+    return results
+
+
+def push_run(args: TrainingArguments, repo_id: str, message: str, script_logger: logging.Logger) -> None:
+    """Upload the finished output folder; a failure ends the script with the error (the folder stays)."""
+    try:
+        url = push_checkpoint(
+            args.output_dir,
+            repo_id,
+            token=args.hub_token,
+            private=args.hub_private_repo,
+            commit_message=message,
+        )
+    except PushError as error:
+        sys.exit(f"error: {error}")
+    script_logger.info("Pushed to %s", url)
 
 
 def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tuple[Any, ...]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -29,12 +28,11 @@ from transformers import (
     DataCollatorWithPadding,
     HfArgumentParser,
     Trainer,
-    TrainingArguments,
     set_seed,
 )
 
+from story_quality.gruen import CITATION as GRUEN_CITATION
 from story_quality.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
-from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.model_cards import (
     hub_id_or_none,
     render_model_card,
@@ -42,12 +40,14 @@ from story_quality.training.model_cards import (
     training_recipe,
     write_model_card,
 )
-from story_quality.training.output_folders import OutputFolderArguments
 from story_quality.training.run_setup import (
     DATA_FILE_BUILDERS,
+    RunArguments,
     configure_logging,
     parse_arguments,
+    push_run,
     resume_checkpoint,
+    train_and_evaluate,
 )
 
 logger = logging.getLogger(__name__)
@@ -93,30 +93,15 @@ class ColaArguments:
 
 
 @dataclass
-class ColaTrainingArguments(OutputFolderArguments, TrainingArguments):
+class ColaTrainingArguments(RunArguments):
     """``TrainingArguments`` with the usual GLUE fine-tuning defaults."""
 
-    output_dir: str = field(metadata={"help": "Where the checkpoint, its tokenizer and card are written."})
     learning_rate: float = field(default=2e-5, metadata={"help": "AdamW peak learning rate."})
     per_device_train_batch_size: int = field(default=32, metadata={"help": "Batch size per device."})
     per_device_eval_batch_size: int = field(
         default=64, metadata={"help": "Evaluation batch size per device."}
     )
     num_train_epochs: float = field(default=3.0, metadata={"help": "Epochs over CoLA's 8,551 sentences."})
-    weight_decay: float = field(
-        default=0.01, metadata={"help": "AdamW weight decay (not on biases/LayerNorm)."}
-    )
-    warmup_steps: float = field(
-        default=0.1, metadata={"help": "Warm-up steps, or a fraction of all steps if < 1."}
-    )
-    eval_strategy: str = field(default="epoch", metadata={"help": "When to evaluate: no, steps or epoch."})
-    save_strategy: str = field(default="epoch", metadata={"help": "When to save a resumable checkpoint."})
-    logging_steps: float = field(default=50, metadata={"help": "Log the loss every N steps."})
-    save_total_limit: int | None = field(default=2, metadata={"help": "Resumable checkpoints kept."})
-    resume_from_checkpoint: str | None = field(
-        default=None,
-        metadata={"help": "A checkpoint folder to resume from, or 'last' for the newest one in output_dir."},
-    )
 
 
 def matthews_correlation(predictions: Sequence[int], labels: Sequence[int]) -> float:
@@ -247,15 +232,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         processing_class=tokenizer,
         compute_metrics=compute_cola_metrics,
     )
-    train_result = trainer.train(resume_from_checkpoint=checkpoint)
-    results = dict(train_result.metrics)
-    trainer.log_metrics("train", train_result.metrics)
-    trainer.save_metrics("train", train_result.metrics)
-    eval_metrics = trainer.evaluate()
-    trainer.log_metrics("eval", eval_metrics)
-    trainer.save_metrics("eval", eval_metrics)
-    results.update(eval_metrics)
-    trainer.save_state()
+    results = train_and_evaluate(trainer, checkpoint)
 
     trainer.save_model(args.output_dir)  # classifier and tokenizer, safetensors, on the main process
     if not trainer.is_world_process_zero():
@@ -307,29 +284,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
                 **{"max word pieces": cola_args.max_length},
             )
         ),
-        citation=gruen_citation() + "\n\n" + COLA_CITATION,
+        citation=GRUEN_CITATION.strip() + "\n\n" + COLA_CITATION,
     )
     write_model_card(card, args.output_dir)
 
     if push:
-        try:
-            url = push_checkpoint(
-                args.output_dir,
-                repo_id,
-                token=args.hub_token,
-                private=args.hub_private_repo,
-                commit_message="CoLA classifier for GRUEN, trained with train_cola.py",
-            )
-        except PushError as error:
-            sys.exit(f"error: {error}")
-        logger.info("Pushed to %s", url)
+        push_run(args, repo_id, "CoLA classifier for GRUEN, trained with train_cola.py", logger)
     return results
-
-
-def gruen_citation() -> str:
-    from story_quality.metrics.gruen.gruen import _CITATION
-
-    return _CITATION.strip()
 
 
 if __name__ == "__main__":

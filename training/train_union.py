@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +29,7 @@ import datasets
 import numpy as np
 import transformers
 from huggingface_hub import EvalResult
-from transformers import AutoTokenizer, HfArgumentParser, Trainer, TrainingArguments, set_seed
+from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 
 from story_quality.training.evaluation import (
     METHODS,
@@ -39,7 +38,6 @@ from story_quality.training.evaluation import (
     read_annotations,
     score_stories,
 )
-from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.model_cards import (
     hub_id_or_none,
     render_model_card,
@@ -47,11 +45,13 @@ from story_quality.training.model_cards import (
     training_recipe,
     write_model_card,
 )
-from story_quality.training.output_folders import OutputFolderArguments
 from story_quality.training.run_setup import (
+    RunArguments,
     configure_logging,
     parse_arguments,
+    push_run,
     resume_checkpoint,
+    train_and_evaluate,
 )
 from story_quality.training.union_model import (
     DEFAULT_RECONSTRUCTION_WEIGHT,
@@ -132,31 +132,14 @@ class DataArguments:
 
 
 @dataclass
-class UnionTrainingArguments(OutputFolderArguments, TrainingArguments):
+class UnionTrainingArguments(RunArguments):
     """``TrainingArguments`` with UNION's defaults (AdamW, lr 5e-5, 10 % warm-up, batch 10)."""
 
-    output_dir: str = field(metadata={"help": "Where the checkpoint, its tokenizer and card are written."})
     per_device_train_batch_size: int = field(
         default=10, metadata={"help": "Batch size per device (UNION: 10)."}
     )
     per_device_eval_batch_size: int = field(
         default=32, metadata={"help": "Evaluation batch size per device."}
-    )
-    weight_decay: float = field(
-        default=0.01,
-        metadata={"help": "AdamW weight decay, not applied to biases and LayerNorm (UNION: 0.01)."},
-    )
-    warmup_steps: float = field(
-        default=0.1,
-        metadata={"help": "Linear warm-up: a step count, or a fraction of all steps if < 1 (UNION: 0.1)."},
-    )
-    eval_strategy: str = field(default="epoch", metadata={"help": "When to evaluate: no, steps or epoch."})
-    save_strategy: str = field(default="epoch", metadata={"help": "When to save a resumable checkpoint."})
-    logging_steps: float = field(default=50, metadata={"help": "Log the loss every N steps."})
-    save_total_limit: int | None = field(default=2, metadata={"help": "Resumable checkpoints kept."})
-    resume_from_checkpoint: str | None = field(
-        default=None,
-        metadata={"help": "A checkpoint folder to resume from, or 'last' for the newest one in output_dir."},
     )
 
 
@@ -207,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     results.update(score_annotated_stories(run, trainer))
     write_card(run, results, classifier, trainer, facts=training_facts(run, train, validation), added=added)
     if run.push:
-        push_run(run)
+        push_run(run.args, run.repo_id, f"UNION ({run.preset.name}) trained with train_union.py", logger)
     return results
 
 
@@ -343,17 +326,7 @@ def train_model(
         processing_class=tokenizer,
         compute_metrics=compute_accuracy,
     )
-    results: dict[str, float] = {}
-    train_result = trainer.train(resume_from_checkpoint=run.checkpoint)
-    results.update(train_result.metrics)
-    trainer.log_metrics("train", train_result.metrics)
-    trainer.save_metrics("train", train_result.metrics)
-    trainer.save_state()
-    if eval_features is not None:
-        eval_metrics = trainer.evaluate()
-        trainer.log_metrics("eval", eval_metrics)
-        trainer.save_metrics("eval", eval_metrics)
-        results.update(eval_metrics)
+    results = train_and_evaluate(trainer, run.checkpoint, evaluate=eval_features is not None)
     trainer.accelerator.wait_for_everyone()
     return trainer, results
 
@@ -420,20 +393,6 @@ def write_card(
         citation=union_citation(),
     )
     write_model_card(card, args.output_dir)
-
-
-def push_run(run: Run) -> None:
-    try:
-        url = push_checkpoint(
-            run.args.output_dir,
-            run.repo_id,
-            token=run.args.hub_token,
-            private=run.args.hub_private_repo,
-            commit_message=f"UNION ({run.preset.name}) trained with train_union.py",
-        )
-    except PushError as error:
-        sys.exit(f"error: {error}")
-    logger.info("Pushed to %s", url)
 
 
 def union_eval_results(

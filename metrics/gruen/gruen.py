@@ -9,6 +9,7 @@ import statistics
 import datasets
 import evaluate
 
+from story_quality.gruen import CITATION
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
 from story_quality.gruen.grammaticality import LM_SCORINGS
 from story_quality.gruen.model_loading import ModelCache
@@ -17,18 +18,6 @@ from story_quality.gruen.scoring import GruenScorer
 from story_quality.sharing import SharedInstance
 from story_quality.signature import checkpoint_id, signature
 from story_quality.validation import check_count, check_device, check_options, check_texts, is_blank
-
-_CITATION = """\
-@inproceedings{zhu-bhat-2020-gruen,
-    title = "{GRUEN} for Evaluating Linguistic Quality of Generated Text",
-    author = "Zhu, Wanzheng and Bhat, Suma",
-    booktitle = "Findings of the Association for Computational Linguistics: EMNLP 2020",
-    year = "2020",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2020.findings-emnlp.9",
-    pages = "94--108",
-}
-"""
 
 _DESCRIPTION = """\
 GRUEN scores the linguistic quality of a text without any reference: grammaticality (a
@@ -107,7 +96,7 @@ class Gruen(SharedInstance, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({"predictions": datasets.Value("string")}),
             reference_urls=["https://aclanthology.org/2020.findings-emnlp.9"],
