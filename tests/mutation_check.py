@@ -49,7 +49,7 @@ MUTATIONS = [
         "story_quality/union/loading.py",
         "    return by_name.get(HUMAN_LABEL, 1)\n",
         "    return 1\n",
-        ("tests/test_union_labels.py",),
+        ("tests/union/test_loading.py",),
     ),
     Mutation(
         "union-fallback-class-0",
@@ -57,7 +57,7 @@ MUTATIONS = [
         "story_quality/union/loading.py",
         "by_name.get(HUMAN_LABEL, 1)",
         "by_name.get(HUMAN_LABEL, 0)",
-        ("tests/test_union_labels.py",),
+        ("tests/union/test_loading.py",),
     ),
     Mutation(
         "train-union-no-reconstruction",
@@ -65,7 +65,7 @@ MUTATIONS = [
         "training/train_union.py",
         "model.reconstruction_weight = run.model_args.reconstruction_weight",
         "model.reconstruction_weight = 0.0",
-        ("tests/test_train_union_objective.py",),
+        ("tests/training/test_train_union_objective.py",),
     ),
     Mutation(
         "gruen-lm-term-rate",
@@ -73,7 +73,7 @@ MUTATIONS = [
         "story_quality/gruen/grammaticality.py",
         "return math.exp(-0.5 * lm_value)",
         "return math.exp(-0.25 * lm_value)",
-        ("tests/test_gruen_final_score.py",),
+        ("tests/gruen/test_final_score.py",),
     ),
     Mutation(
         "gruen-coherence-left-out",
@@ -81,7 +81,7 @@ MUTATIONS = [
         "story_quality/gruen/scoring.py",
         "min(1.0, max(0.0, g + r + f + (c or 0.0)))",
         "min(1.0, max(0.0, g + r + f))",
-        ("tests/test_gruen_final_score.py",),
+        ("tests/gruen/test_final_score.py",),
     ),
     Mutation(
         "focus-penalty",
@@ -89,7 +89,7 @@ MUTATIONS = [
         "story_quality/gruen/focus.py",
         "FOCUS_PENALTY = -0.1\n",
         "FOCUS_PENALTY = -0.2\n",
-        ("tests/test_gruen_final_score.py",),
+        ("tests/gruen/test_final_score.py",),
     ),
     Mutation(
         "gruen-cola-order",
@@ -98,8 +98,8 @@ MUTATIONS = [
         "for index, logit in zip(batch, logits, strict=True):",
         "for index, logit in zip(batch[::-1], logits, strict=True):",
         (
-            "tests/test_gruen_aspects.py::test_cola_term_is_the_raw_class_one_logit",
-            "tests/test_gruen_final_score.py",
+            "tests/gruen/test_aspects.py::test_cola_term_is_the_raw_class_one_logit",
+            "tests/gruen/test_final_score.py",
         ),
     ),
     Mutation(
@@ -108,7 +108,7 @@ MUTATIONS = [
         "training/corruptions.py",
         "SENTENCE_REPETITION_PROB = 0.7\n",
         "SENTENCE_REPETITION_PROB = 0.3\n",
-        ("tests/test_negative_sampling_recipe.py",),
+        ("tests/training/test_negative_sampling_recipe.py",),
     ),
     Mutation(
         "sampling-weights-swapped",
@@ -116,7 +116,7 @@ MUTATIONS = [
         "training/corruptions.py",
         '    "substitution": 0.3,\n    "reordering": 0.4,\n',
         '    "substitution": 0.4,\n    "reordering": 0.3,\n',
-        ("tests/test_negative_sampling_recipe.py",),
+        ("tests/training/test_negative_sampling_recipe.py",),
     ),
     Mutation(
         "sampling-length-without-context",
@@ -124,7 +124,7 @@ MUTATIONS = [
         "training/corruptions.py",
         "length, later = len(story), list(range(1, len(story)))",
         "length, later = len(story) - 1, list(range(1, len(story)))",
-        ("tests/test_negative_sampling_recipe.py",),
+        ("tests/training/test_negative_sampling_recipe.py",),
     ),
     Mutation(
         "lexicon-wordnet-antonyms-dropped",
@@ -132,7 +132,7 @@ MUTATIONS = [
         "training/lexicon.py",
         "            found.extend(sorted(wordnet_found))\n",
         "            found.extend([])\n",
-        ("tests/test_negative_sampling_wordnet.py",),
+        ("tests/training/test_negative_sampling_wordnet.py",),
     ),
     # --- further constants of the papers and documented behaviour ---
     Mutation(
@@ -141,7 +141,7 @@ MUTATIONS = [
         "training/corruptions.py",
         "{1: 0.5, 2: 0.2, 3: 0.2, 4: 0.1}",
         "{1: 0.4, 2: 0.3, 3: 0.2, 4: 0.1}",
-        ("tests/test_negative_sampling_recipe.py",),
+        ("tests/training/test_negative_sampling_recipe.py",),
     ),
     Mutation(
         "sampling-substitution-split",
@@ -149,7 +149,7 @@ MUTATIONS = [
         "training/corruptions.py",
         "SENTENCE_SUBSTITUTION_PROB = 0.5\n",
         "SENTENCE_SUBSTITUTION_PROB = 0.7\n",
-        ("tests/test_negative_sampling_recipe.py",),
+        ("tests/training/test_negative_sampling_recipe.py",),
     ),
     Mutation(
         "sampling-ngram-max",
@@ -157,7 +157,7 @@ MUTATIONS = [
         "training/corruptions.py",
         "MAX_NGRAM = 4\n",
         "MAX_NGRAM = 3\n",
-        ("tests/test_negative_sampling_recipe.py",),
+        ("tests/training/test_negative_sampling_recipe.py",),
     ),
     Mutation(
         "focus-threshold",
@@ -165,7 +165,7 @@ MUTATIONS = [
         "story_quality/gruen/focus.py",
         "FOCUS_THRESHOLD = 0.05\n",
         "FOCUS_THRESHOLD = 0.06\n",
-        ("tests/test_gruen_final_score.py",),
+        ("tests/gruen/test_final_score.py",),
     ),
     Mutation(
         "gruen-grammaticality-scale",
@@ -173,7 +173,7 @@ MUTATIONS = [
         "story_quality/gruen/grammaticality.py",
         "(lm_term(lm_value) + cola_logit) / 8.0 + 0.5",
         "(lm_term(lm_value) + cola_logit) / 4.0 + 0.5",
-        ("tests/test_gruen_final_score.py",),
+        ("tests/gruen/test_final_score.py",),
     ),
     Mutation(
         "redundancy-penalty",
@@ -181,7 +181,7 @@ MUTATIONS = [
         "story_quality/gruen/redundancy.py",
         "PENALTY_PER_FLAG = -0.1\n",
         "PENALTY_PER_FLAG = -0.2\n",
-        ("tests/test_gruen_final_score.py",),
+        ("tests/gruen/test_final_score.py",),
     ),
     Mutation(
         "redundancy-contained-flags",
@@ -189,7 +189,7 @@ MUTATIONS = [
         "story_quality/gruen/redundancy.py",
         "CONTAINED_FLAGS = 4\n",
         "CONTAINED_FLAGS = 3\n",
-        ("tests/test_doctests.py",),
+        ("tests/library/test_doctests.py",),
     ),
     Mutation(
         "reconstruction-weights-the-context",
@@ -197,7 +197,7 @@ MUTATIONS = [
         "training/union_model.py",
         "unweighted = min(input_length, 1 + context_length)",
         "unweighted = min(input_length, 1)",
-        ("tests/test_doctests.py",),
+        ("tests/library/test_doctests.py",),
     ),
 ]
 

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from scipy.optimize import linprog
-from test_gruen_support import save_all
+from gruen_models import save_all, wmd_by_linear_programming
 from transformers import (
     AutoModelForMaskedLM,
     AutoModelForPreTraining,
@@ -109,32 +108,6 @@ def test_sop_pairs_longer_than_the_window_keep_the_tokens_next_to_the_split():
     assert kept_a == a[:5] and kept_b == b[:15]
 
 
-def _wmd_by_linear_programming(a_ids, b_ids, embeddings):
-    """The transport problem written out in full and handed to a generic LP solver."""
-    a_vocab, b_vocab = sorted(set(a_ids)), sorted(set(b_ids))
-    a_w = np.array([a_ids.count(i) / len(a_ids) for i in a_vocab])
-    b_w = np.array([b_ids.count(i) / len(b_ids) for i in b_vocab])
-    vec = embeddings.double().numpy()
-    cost = np.array(
-        [
-            [
-                max(0.0, 1 - vec[i] @ vec[j] / np.linalg.norm(vec[i]) / np.linalg.norm(vec[j]))
-                if i != j
-                else 0.0
-                for j in b_vocab
-            ]
-            for i in a_vocab
-        ]
-    )
-    n, m = cost.shape
-    rows = [np.kron(np.eye(n)[k], np.ones(m)) for k in range(n)]
-    cols = [np.kron(np.ones(n), np.eye(m)[k]) for k in range(m)]
-    result = linprog(
-        cost.ravel(), A_eq=np.array(rows + cols), b_eq=np.concatenate([a_w, b_w]), bounds=(0, None)
-    )
-    return result.fun
-
-
 def test_word_mover_distance_equals_the_transport_linear_program():
     torch.manual_seed(0)
     embeddings = torch.randn(30, 8)
@@ -145,7 +118,7 @@ def test_word_mover_distance_equals_the_transport_linear_program():
         ([4, 5, 6, 7, 8, 9], [9, 20]),
     ]
     for a_ids, b_ids in pairs:
-        expected = _wmd_by_linear_programming(a_ids, b_ids, embeddings)
+        expected = wmd_by_linear_programming(a_ids, b_ids, embeddings)
         assert focus.word_mover_distance(a_ids, b_ids, embeddings) == pytest.approx(expected, abs=1e-6)
 
 

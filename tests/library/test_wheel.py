@@ -24,7 +24,7 @@ from tiny_models import save_union_checkpoint
 
 from story_quality.union.checkpoints import EMBEDDED_MANIFEST_SHA256
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 # Runs inside the fresh environment, from an empty directory.
 USER_SCRIPT = textwrap.dedent(

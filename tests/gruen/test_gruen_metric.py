@@ -9,7 +9,7 @@ import evaluate
 import pytest
 import torch
 from conftest import REPO
-from test_gruen_support import directory_digest, save_all
+from gruen_models import directory_digest, save_all
 
 from story_quality.gruen.grammaticality import cola_scores, reference_lm_scores
 from story_quality.gruen.model_loading import load_model

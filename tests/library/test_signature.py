@@ -7,14 +7,14 @@ import shutil
 
 import evaluate
 import torch
+from gruen_models import save_all
 from safetensors.torch import load_file, save_file
-from test_gruen_support import save_all
 from tiny_models import save_union_checkpoint
 
 from story_quality.signature import package_version, weights_sha256
 from story_quality.union.story_text import NAMES_SHA256, ROC_STORIES
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 STORY = "Ken went to the store. He bought milk. He went home happy."
 
 

@@ -1,7 +1,7 @@
 """``Lexicon``'s WordNet branch on real WordNet 3.0 data: antonyms, their inflection, word substitution.
 
-``tests/fixtures/wordnet`` holds six synsets of WordNet 3.0 in the database's own format (three
-antonym pairs, rebuilt by ``tests/fixtures/make_wordnet_fixture.py``), read through the same
+``tests/training/fixtures/wordnet`` holds six synsets of WordNet 3.0 in the database's own format (three
+antonym pairs, rebuilt by ``tests/training/fixtures/make_wordnet_fixture.py``), read through the same
 Debian path as ``wordnet-base``, so these tests run on every machine; when Debian's full database
 is installed the same expectations are checked on it too.
 """

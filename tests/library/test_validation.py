@@ -13,13 +13,13 @@ import evaluate
 import pytest
 import torch
 import transformers
-from test_gruen_support import save_all
+from gruen_models import save_all
 from tiny_models import bert_config, save_union_checkpoint, tokenizer
 
 from story_quality.union.story_text import ROC_STORIES
 from story_quality.validation import check_device, check_texts, is_blank
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 STORY = "Ken went to the store. He bought milk. He went home happy."
 
 

@@ -9,7 +9,7 @@ split point) at a time, and GRUEN's constants written as literals (REFERENCE.md,
 * coherence = minus the mean sentence-order loss over the split points;
 * final = min(1, max(0, grammaticality + redundancy + focus [+ coherence])).
 
-The tiny models of ``test_gruen_support`` keep each term well away from 0 and from saturation
+The tiny models of ``gruen_models`` keep each term well away from 0 and from saturation
 (checked first), so a wrong constant, a term left out or a per-sentence mix-up moves the final
 score by far more than the 1e-5 tolerance.
 """
@@ -25,8 +25,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import REPO
-from test_gruen_aspects import _wmd_by_linear_programming
-from test_gruen_support import save_all
+from gruen_models import save_all, wmd_by_linear_programming
 from transformers import (
     AutoModelForMaskedLM,
     AutoModelForPreTraining,
@@ -93,7 +92,7 @@ def slow_terms(paths):
                 cola_values.append(cola(**cola_tok(sentence, return_tensors="pt")).logits[0, 1].item())
             similarities = [
                 math.exp(
-                    -_wmd_by_linear_programming(
+                    -wmd_by_linear_programming(
                         _content_tokens(lm_tok, a), _content_tokens(lm_tok, b), embeddings
                     )
                     / focus.FOCUS_DISTANCE_SCALE  # the calibrated scale (not a paper constant)

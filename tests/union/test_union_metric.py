@@ -20,7 +20,7 @@ from story_quality.union.checkpoints import PUBLISHED_CHECKPOINTS, resolve_check
 from story_quality.union.loading import split_revision
 from story_quality.union.story_text import ROC_STORIES, StoryNormalization
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")
 WINDOW = 48
 STORIES = [

@@ -1,5 +1,5 @@
 """Tiny GRUEN checkpoints built on the fly (masked LM, CoLA classifier, ALBERT sentence order),
-shared by the GRUEN test files, plus checks that the builders give what the metric expects.
+shared by the GRUEN test files (``gruen/test_tiny_models.py`` checks what the builders give).
 
 Random tiny models make every GRUEN term but redundancy vanish or saturate (a random LM has a
 perplexity near its vocabulary size, so ``exp(-0.5 * lm)`` is 1e-77; random CoLA logits are all
@@ -14,13 +14,13 @@ from __future__ import annotations
 import hashlib
 import pathlib
 
+import numpy as np
 import torch
+from scipy.optimize import linprog
 from tiny_models import bert_config, tokenizer
 from transformers import (
     AlbertConfig,
     AlbertForPreTraining,
-    AutoModelForPreTraining,
-    AutoTokenizer,
     BertForMaskedLM,
     BertForSequenceClassification,
 )
@@ -118,10 +118,27 @@ def directory_digest(directory: pathlib.Path) -> dict[str, str]:
     }
 
 
-def test_tiny_sop_model_loads_with_its_wordpiece_tokenizer(tmp_path):
-    path = save_sop(tmp_path / "sop")
-    tok = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForPreTraining.from_pretrained(path, use_safetensors=True)
-    enc = tok("The dog went home.", "He was happy.", return_tensors="pt")
-    assert model(**enc).sop_logits.shape == (1, 2)
-    assert (tmp_path / "sop" / "model.safetensors").exists()
+def wmd_by_linear_programming(a_ids, b_ids, embeddings):
+    """The transport problem written out in full and handed to a generic LP solver."""
+    a_vocab, b_vocab = sorted(set(a_ids)), sorted(set(b_ids))
+    a_w = np.array([a_ids.count(i) / len(a_ids) for i in a_vocab])
+    b_w = np.array([b_ids.count(i) / len(b_ids) for i in b_vocab])
+    vec = embeddings.double().numpy()
+    cost = np.array(
+        [
+            [
+                max(0.0, 1 - vec[i] @ vec[j] / np.linalg.norm(vec[i]) / np.linalg.norm(vec[j]))
+                if i != j
+                else 0.0
+                for j in b_vocab
+            ]
+            for i in a_vocab
+        ]
+    )
+    n, m = cost.shape
+    rows = [np.kron(np.eye(n)[k], np.ones(m)) for k in range(n)]
+    cols = [np.kron(np.ones(n), np.eye(m)[k]) for k in range(m)]
+    result = linprog(
+        cost.ravel(), A_eq=np.array(rows + cols), b_eq=np.concatenate([a_w, b_w]), bounds=(0, None)
+    )
+    return result.fun

@@ -25,7 +25,7 @@ from story_quality.union.checkpoints import (
 )
 from story_quality.union.story_text import ROC_STORIES
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")
 STORIES = [
     "Ken went to the store. He bought milk. He went home happy.",

@@ -10,13 +10,13 @@ import sys
 
 import evaluate
 import pytest
-from test_gruen_support import save_all
+from gruen_models import save_all
 from tiny_models import save_union_checkpoint
 
 from story_quality import cli
 from story_quality.union.story_text import ROC_STORIES
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 STORIES = [
     "Ken went to the store. He bought milk. He went home happy.",
     "the dog ran to the school . the cat ate .",

@@ -19,7 +19,7 @@ from story_quality.union import scoring
 from story_quality.union.scoring import Rows, encode
 from story_quality.union.story_text import ROC_STORIES
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")
 WINDOW = 24
 SHORT = "Ken went to the store. He bought milk. He went home happy."

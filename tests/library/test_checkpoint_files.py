@@ -14,7 +14,7 @@ from tiny_models import save_union_checkpoint
 from story_quality import metric_path
 from story_quality.gruen.model_loading import load_model
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def remove_tokenizer(folder: pathlib.Path) -> None:

@@ -13,12 +13,12 @@ import threading
 
 import evaluate
 import pytest
-from test_gruen_support import save_all
+from gruen_models import save_all
 from tiny_models import save_union_checkpoint
 
 from story_quality import metric_path
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 TEXTS = [f"[MALE] went home on day {i} . he slept . the dog barked ." for i in range(24)]
 
 

@@ -24,7 +24,7 @@ from story_quality.training.average_checkpoints import (
 )
 from story_quality.union.story_text import ROC_STORIES
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 STORIES = [
     "Ken went to the store. He bought milk. He went home happy.",
     "the dog ran to the school . the cat ate .",
