@@ -4,7 +4,9 @@
 them (lowercased, PTB tokens, names replaced by its unpublished tagger). Prints the share our
 ``roc`` normalisation reproduces exactly, the share whose tokenisation alone is exact (names
 compared as "some tag or not"), every token that differs, and the tags per story on a raw corpus
-beside UNION's own references, where no pair exists (an out-of-sample check of the tagger):
+beside UNION's own references, where no pair exists (an out-of-sample check of the tagger), and
+the share of raw stories whose lowercased copy normalises to the same text (names in lowercased
+text, read without capitals):
 
     python -m benchmarks.union_normalization_pairs [--corpus roc-stories/stories.txt]
 """
@@ -81,6 +83,10 @@ def main() -> None:
     ]
     ours_rates = tags_per_story([ROC_STORIES(s) for s in raw_stories])
     union_rates = tags_per_story(references)
+    same = sum(ROC_STORIES(s) == ROC_STORIES(s.lower()) for s in raw_stories)
+    print(
+        f"\nraw and lowercased copies normalised alike: {same}/{len(raw_stories)} = {same / len(raw_stories):.1%}"
+    )
     print(
         f"\ntags per story: ours on {corpus.name} ({len(raw_stories)}) | UNION on its references ({len(references)})"
     )

@@ -1,5 +1,10 @@
 """GRUEN: the four aspects of linguistic quality (the library under metrics/gruen)."""
 
+from story_quality.versions import check_min_versions
+
+check_min_versions("transformers", "torch", "evaluate")
+
+
 CITATION = """\
 @inproceedings{zhu-bhat-2020-gruen,
     title = "{GRUEN} for Evaluating Linguistic Quality of Generated Text",

@@ -1,5 +1,10 @@
 """UNION: story text normalisation, checkpoint loading and batched scoring (the library under metrics/union)."""
 
+from story_quality.versions import check_min_versions
+
+check_min_versions("transformers", "torch", "evaluate")
+
+
 CITATION = """\
 @inproceedings{guan-huang-2020-union,
     title = "{UNION}: An {U}nreferenced Metric for Evaluating Open-ended Story Generation",

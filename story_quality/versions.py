@@ -1,0 +1,47 @@
+"""The oldest versions the library works with, checked where an older one would fail obscurely.
+
+As ``transformers``' own ``check_min_version`` does for its examples: the library imports this
+before it relies on a newer API (``from_pretrained(dtype=...)``, transformers 5's tokenizers and
+the sentence-order head GRUEN's structure score reads), so an old install fails at once with
+the package and the command that fixes it. CI installs exactly these versions in a second
+environment and runs the fast suite against them.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+
+MINIMUM_VERSIONS = {
+    "transformers": "5.6.0",
+    "datasets": "4.0.0",
+    "evaluate": "0.4.5",
+    "accelerate": "1.0.0",
+    "torch": "2.4.0",
+}
+
+
+def _parts(version: str) -> tuple[int, ...]:
+    """``"5.6.0.dev0"`` -> ``(5, 6, 0)``: the numeric release, enough to compare floors.
+
+    >>> _parts("2.13.0+cpu") > _parts("2.4.0")
+    True
+    """
+    return tuple(int(x) for x in re.findall(r"\d+", version.split("+")[0].split(".dev")[0])[:3])
+
+
+def check_min_versions(*packages: str) -> None:
+    """Raise ImportError naming each installed package older than its floor (default: all of them)."""
+    stale = []
+    for name in packages or MINIMUM_VERSIONS:
+        try:
+            installed = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # a missing package fails at its own import, with its own name
+        if _parts(installed) < _parts(MINIMUM_VERSIONS[name]):
+            stale.append(f"{name} {installed} (needs >= {MINIMUM_VERSIONS[name]})")
+    if stale:
+        wanted = " ".join(f'"{name}>={MINIMUM_VERSIONS[name]}"' for name in packages or MINIMUM_VERSIONS)
+        raise ImportError(
+            f"story_quality needs newer packages: {', '.join(stale)}. Run: pip install -U {wanted}"
+        )
