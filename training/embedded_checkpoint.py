@@ -24,7 +24,7 @@ from story_quality.union.checkpoints import (
     PUBLISHED_CHECKPOINTS,
     sha256_of,
 )
-from story_quality.union.story_text import CONFIG_KEY
+from story_quality.union.story_text import CONFIG_KEY, NAMES_SHA256
 
 DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / EMBEDDED_FOLDER
 SIZE_LIMIT_BYTES = 48 * 10**6
@@ -32,25 +32,36 @@ CARD = "README.md"
 
 
 def export_embedded(
-    source: pathlib.Path, target: pathlib.Path, note: str | None = None, hub_id: str | None = None
+    source: pathlib.Path,
+    target: pathlib.Path,
+    note: str | None = None,
+    hub_id: str | None = None,
+    card: str | None = None,
 ) -> str:
     """Write ``source`` (a folder ``train_union.py`` made) to ``target`` in fp16; returns the manifest's sha256.
 
     ``note`` (markdown) is inserted into the run's model card before its "Results" section;
     ``hub_id``, the repository the card was rendered for, is replaced in its code examples by
     the shipped names (``evaluate.load(metric_path("union"))``, the shipped folder). Refuses a
-    checkpoint that records no text normalisation, and a folder over 48 MB.
+    checkpoint that records no text normalisation, and a folder over 48 MB. ``card`` (markdown)
+    replaces the run's card whole. A normalisation that tags names but records no name table gets
+    the sha256 of the table this package carries: the export must run with the version that
+    trained the checkpoint.
     """
     model = transformers.AutoModelForSequenceClassification.from_pretrained(source, dtype=torch.float32)
     if getattr(model.config, CONFIG_KEY, None) is None:
         raise ValueError(f"{source} records no '{CONFIG_KEY}' in its config: not a UNION training output.")
+    recorded = getattr(model.config, CONFIG_KEY)
+    if recorded.get("replace_names") and "names_sha256" not in recorded:
+        model.config.union_normalization = {**recorded, "names_sha256": NAMES_SHA256}
     tokenizer = transformers.AutoTokenizer.from_pretrained(source)
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
     model.half().save_pretrained(target, safe_serialization=True)
     tokenizer.save_pretrained(target)
-    card = (source / CARD).read_text() if (source / CARD).is_file() else ""
+    if card is None:
+        card = (source / CARD).read_text() if (source / CARD).is_file() else ""
     if hub_id:
         card = card.replace(
             f'evaluate.load(metric_path("union"), "{hub_id}")', 'evaluate.load(metric_path("union"))'
@@ -90,9 +101,11 @@ def main(argv: list[str] | None = None) -> None:
         default=PUBLISHED_CHECKPOINTS["roc"],
         help="the Hub id the run's card was rendered for, replaced by the shipped names (default: %(default)s)",
     )
+    parser.add_argument("--card", type=pathlib.Path, help="markdown that replaces the run's model card whole")
     args = parser.parse_args(argv)
     note = args.note.read_text() if args.note else None
-    digest = export_embedded(args.source, args.target, note, args.hub_id)
+    card = args.card.read_text() if args.card else None
+    digest = export_embedded(args.source, args.target, note, args.hub_id, card)
     print(
         f"wrote {args.target}; set EMBEDDED_MANIFEST_SHA256 = {digest!r} in story_quality/union/checkpoints.py"
     )
