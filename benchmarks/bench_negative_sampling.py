@@ -21,15 +21,15 @@ import datasets
 
 from benchmarks.machine import describe_machine, timed
 from benchmarks.shared_data import shared_data_dir
-from story_quality.training.corruptions import CorruptionContext, StoryRandom, corrupt
-from story_quality.training.lexicon import Lexicon
-from story_quality.training.negative_sampling import (
+from story_quality.training.negatives.build import (
     DatasetDonors,
     as_story,
     build_union_dataset,
     count_keywords,
     prepare_batch,
 )
+from story_quality.training.negatives.corruptions import CorruptionContext, StoryRandom, corrupt
+from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.union.story_text import ROC_STORIES
 
 DEFAULT_STORIES = shared_data_dir() / "union-roc" / "reference.txt"

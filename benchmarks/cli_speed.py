@@ -122,7 +122,11 @@ def main() -> None:
             scored = [json.loads(line)["union"] for line in output.read_text().splitlines()]
             worst = max(abs(a - b) for a, b in zip(scored, direct, strict=True))
             rows.append(
-                (f"story-quality score, {processes} process(es) (largest score difference {worst:.1e})", seconds, peak)
+                (
+                    f"story-quality score, {processes} process(es) (largest score difference {worst:.1e})",
+                    seconds,
+                    peak,
+                )
             )
     print(f"`python -m benchmarks.cli_speed --roc {args.roc} --wp {args.wp}`\n\n{describe_machine()}\n")
     print(

@@ -43,8 +43,8 @@ from benchmarks.shared_data import shared_data  # noqa: E402
 from story_quality import metric_path  # noqa: E402
 from story_quality.training.corpora import writing_prompts_text  # noqa: E402
 from story_quality.training.evaluation import METHODS, correlate, read_annotations  # noqa: E402
-from story_quality.training.lexicon import Lexicon  # noqa: E402
-from story_quality.training.negative_sampling import build_union_dataset  # noqa: E402
+from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
+from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
 from story_quality.union.story_text import StoryNormalization  # noqa: E402
 
 PAIR_SEED = 2026

@@ -37,9 +37,9 @@ from benchmarks.correlation import evaluate_scores, read_annotations, to_markdow
 from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality.training.corpora import load_stories  # noqa: E402
-from story_quality.training.corruptions import technique_probs_argument  # noqa: E402
 from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
-from story_quality.training.negative_sampling import build_union_dataset  # noqa: E402
+from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
+from story_quality.training.negatives.corruptions import technique_probs_argument  # noqa: E402
 from story_quality.union.story_text import ROC_STORIES  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]

@@ -32,9 +32,9 @@ from story_quality.training.corpora import (
     load_stories,
     read_held_out_stories,
 )
-from story_quality.training.corruptions import technique_probs_argument
-from story_quality.training.lexicon import Lexicon
-from story_quality.training.negative_sampling import build_union_copies, read_summary
+from story_quality.training.negatives.build import build_union_copies, read_summary
+from story_quality.training.negatives.corruptions import technique_probs_argument
+from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.training.output_folders import probe_writable, refuse_existing, written_whole
 from story_quality.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
 

@@ -56,7 +56,7 @@ def load_pairs(source: str, data: Any, normalization: StoryNormalization, seed: 
         check_normalization(table, source, normalization)
         return table
     from story_quality.training.corpora import load_stories
-    from story_quality.training.negative_sampling import build_union_dataset
+    from story_quality.training.negatives.build import build_union_dataset
 
     if table is not None and os.path.isdir(source):
         column = data.text_column or "text"
@@ -76,7 +76,7 @@ def load_pairs(source: str, data: Any, normalization: StoryNormalization, seed: 
 
 def check_normalization(pairs: datasets.Dataset, source: str, normalization: StoryNormalization) -> None:
     """Refuse pairs built with another normalisation than the one the checkpoint will record."""
-    from story_quality.training.negative_sampling import normalization_of
+    from story_quality.training.negatives.build import normalization_of
 
     try:
         built_with = normalization_of(pairs)

@@ -80,14 +80,14 @@ def test_a_row_without_the_story_column_is_named_by_its_line(tmp_path):
 
 
 def test_a_one_megabyte_line_is_kept_by_the_reader_and_skipped_as_too_long_by_the_build(tmp_path):
-    from story_quality.training.negative_sampling import MAX_STORY_CHARACTERS, build_union_dataset
+    from story_quality.training.negatives.build import MAX_STORY_CHARACTERS, build_union_dataset
 
     path = tmp_path / "s.txt"
     huge = "Ken went home. " * 70_000  # about 1 MB on one line
     path.write_text("\n".join([STORIES[0], huge, STORIES[1]]))
     stories = load_stories(str(path))
     assert len(stories) == 3 and len(stories["text"][1]) > MAX_STORY_CHARACTERS
-    from story_quality.training.lexicon import Lexicon
+    from story_quality.training.negatives.lexicon import Lexicon
 
     built = build_union_dataset(stories, seed=0, lexicon=Lexicon(tagger="heuristic", wordnet="none"))
     summary = json.loads(built.info.description)

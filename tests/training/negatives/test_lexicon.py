@@ -6,10 +6,10 @@ import pathlib
 
 import pytest
 
-from story_quality.training import nltk_resources
-from story_quality.training.lexicon import Lexicon, load_conceptnet
-from story_quality.training.morphology import inflect, verb_lemma
-from story_quality.training.pos_heuristic import heuristic_pos_tag
+from story_quality.training.negatives import nltk_resources
+from story_quality.training.negatives.lexicon import Lexicon, load_conceptnet
+from story_quality.training.negatives.morphology import inflect, verb_lemma
+from story_quality.training.negatives.pos_heuristic import heuristic_pos_tag
 
 DEBIAN = pathlib.Path(nltk_resources.DEBIAN_WORDNET_DIR)
 
@@ -115,7 +115,7 @@ def test_missing_debian_wordnet_is_an_error_when_asked_for_and_a_single_warning_
     monkeypatch.setattr(nltk_resources, "_warned", set())
     with pytest.raises(LookupError, match="wordnet-base"):
         nltk_resources.find_wordnet("debian", str(tmp_path))
-    with caplog.at_level(logging.WARNING, logger="story_quality.training.nltk_resources"):
+    with caplog.at_level(logging.WARNING, logger="story_quality.training.negatives.nltk_resources"):
         assert nltk_resources.find_wordnet("auto", str(tmp_path)) == (None, "none")
         assert nltk_resources.find_wordnet("auto", str(tmp_path)) == (None, "none")
     assert sum("WordNet is not installed" in r.message for r in caplog.records) == 1
@@ -141,9 +141,9 @@ def test_debian_wordnet_files_are_readable_by_nltk(tmp_path):
 @pytest.mark.parametrize(
     "module",
     [
-        "story_quality.training.morphology",
-        "story_quality.training.pos_heuristic",
-        "story_quality.training.negation",
+        "story_quality.training.negatives.morphology",
+        "story_quality.training.negatives.pos_heuristic",
+        "story_quality.training.negatives.negation",
         "story_quality.training.corpora",
     ],
 )

@@ -15,9 +15,9 @@ below and just above each threshold, so a changed number changes the outcome; st
 from __future__ import annotations
 
 import pytest
-from test_negative_sampling_corruptions import ListDonors, ScriptedRandom, as_story, text_of
+from corruption_helpers import ListDonors, ScriptedRandom, as_story, text_of
 
-from story_quality.training.corruptions import (
+from story_quality.training.negatives.corruptions import (
     CorruptionContext,
     KeywordTable,
     StoryRandom,
@@ -28,7 +28,7 @@ from story_quality.training.corruptions import (
     repeat,
     substitute,
 )
-from story_quality.training.lexicon import Lexicon
+from story_quality.training.negatives.lexicon import Lexicon
 
 SEVEN = [
     "ken went to the park .",

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from story_quality.training.related_stories import nearest_stories
+from story_quality.training.negatives.related_stories import nearest_stories
 
 
 def brute_force(keywords, n):

@@ -5,15 +5,15 @@ import json
 import datasets
 import pytest
 
-from story_quality.training.corruptions import TECHNIQUE_PROBS
-from story_quality.training.lexicon import Lexicon
-from story_quality.training.negative_sampling import (
+from story_quality.training.negatives.build import (
     LABELS,
     build_union_dataset,
     clean_text,
     normalization_of,
     read_summary,
 )
+from story_quality.training.negatives.corruptions import TECHNIQUE_PROBS
+from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.union.story_text import (
     CONFIG_KEY,
     ROC_STORIES,

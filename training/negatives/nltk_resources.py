@@ -95,7 +95,7 @@ def perceptron_tagger() -> Any | None:
         warn_once(
             "tagger",
             "NLTK's POS tagger is not installed (nltk.download('averaged_perceptron_tagger_eng')); "
-            "using the rule-based fallback tagger of training/pos_heuristic.py.",
+            "using the rule-based fallback tagger of training/negatives/pos_heuristic.py.",
         )
         return None
     from nltk.tag import PerceptronTagger

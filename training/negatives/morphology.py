@@ -3,7 +3,7 @@
 Negation needs a verb's lemma (``went`` -> ``did not go``) and antonym substitution needs
 the antonym inflected like the word it replaces (``loved`` -> ``hated``). WordNet's
 ``morphy`` does the first when it is available; these rules (irregular forms from
-``training/data/irregular_verbs.tsv``, then suffix rules) do both everywhere else. They are
+``training/negatives/data/irregular_verbs.tsv``, then suffix rules) do both everywhere else. They are
 deterministic and cover regular English; odd words may come out imperfect, which a
 corruption can afford.
 """

@@ -1,7 +1,7 @@
 """``Lexicon``'s WordNet branch on real WordNet 3.0 data: antonyms, their inflection, word substitution.
 
-``tests/training/fixtures/wordnet`` holds six synsets of WordNet 3.0 in the database's own format (three
-antonym pairs, rebuilt by ``tests/training/fixtures/make_wordnet_fixture.py``), read through the same
+``tests/training/negatives/fixtures/wordnet`` holds six synsets of WordNet 3.0 in the database's own format (three
+antonym pairs, rebuilt by ``tests/training/negatives/fixtures/make_wordnet_fixture.py``), read through the same
 Debian path as ``wordnet-base``, so these tests run on every machine; when Debian's full database
 is installed the same expectations are checked on it too.
 """
@@ -12,11 +12,11 @@ import pathlib
 
 import nltk
 import pytest
-from test_negative_sampling_corruptions import STORY, ListDonors, ScriptedRandom, as_story, text_of
+from corruption_helpers import STORY, ListDonors, ScriptedRandom, as_story, text_of
 
-from story_quality.training import nltk_resources
-from story_quality.training.corruptions import CorruptionContext, KeywordTable, substitute
-from story_quality.training.lexicon import Lexicon
+from story_quality.training.negatives import nltk_resources
+from story_quality.training.negatives.corruptions import CorruptionContext, KeywordTable, substitute
+from story_quality.training.negatives.lexicon import Lexicon
 
 FIXTURE = pathlib.Path(__file__).resolve().parent / "fixtures" / "wordnet"
 DEBIAN = pathlib.Path(nltk_resources.DEBIAN_WORDNET_DIR)

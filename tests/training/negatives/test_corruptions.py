@@ -10,8 +10,9 @@ import math
 from collections import Counter
 
 import pytest
+from corruption_helpers import DONOR, STORY, ListDonors, ScriptedRandom, as_story, text_of
 
-from story_quality.training.corruptions import (
+from story_quality.training.negatives.corruptions import (
     PARTIAL_REPETITION,
     CorruptionContext,
     KeywordTable,
@@ -25,9 +26,9 @@ from story_quality.training.corruptions import (
     repeat_partially,
     substitute,
 )
-from story_quality.training.lexicon import Lexicon
-from story_quality.training.morphology import verb_lemma
-from story_quality.training.negation import negate
+from story_quality.training.negatives.lexicon import Lexicon
+from story_quality.training.negatives.morphology import verb_lemma
+from story_quality.training.negatives.negation import negate
 
 # The UNION paper's numbers (REFERENCE.md), written out rather than read from the module under test.
 PAPER_COUNT_PROBS = {1: 0.5, 2: 0.2, 3: 0.2, 4: 0.1}
@@ -35,60 +36,10 @@ PAPER_TECHNIQUE_PROBS = {"repetition": 0.1, "substitution": 0.3, "reordering": 0
 PAPER_SENTENCE_REPETITION = 0.7  # the other 30 %: n-gram repetition
 PAPER_SENTENCE_SUBSTITUTION = 0.5  # the other 50 %: word substitution
 
-STORY = [
-    "ken went to the park .",
-    "he saw a big dog .",
-    "the dog was happy .",
-    "he threw a ball .",
-    "they played all day .",
-]
-DONOR = [
-    "[FEMALE] baked a cake .",
-    "she burned it .",
-    "her oven was too hot .",
-    "she bought a new oven .",
-    "the next cake was perfect .",
-]
-
-
-class ScriptedRandom(StoryRandom):
-    """A StoryRandom whose ``random()`` returns the given floats in order."""
-
-    def __init__(self, floats):
-        self._floats = list(floats)
-        self._random = self._next
-
-    def _next(self):
-        assert self._floats, "the corruption drew more random numbers than scripted"
-        return self._floats.pop(0)
-
-    @property
-    def unused(self):
-        return len(self._floats)
-
-
-class ListDonors:
-    def __init__(self, stories):
-        self.stories = stories
-
-    def __len__(self):
-        return len(self.stories)
-
-    def story(self, row):
-        return self.stories[row]
-
 
 @pytest.fixture(scope="module")
 def lexicon():
     return Lexicon(tagger="heuristic", wordnet="none", antonyms={"happy": ["sad"]}).resolve()
-
-
-def as_story(lexicon, sentences):
-    return [(s.split(" "), lexicon.tag(s.split(" "))) for s in sentences]
-
-
-def text_of(story):
-    return [" ".join(tokens) for tokens, _ in story]
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ Sentence = tuple[list[str], list[str]]
 def negate(tokens: list[str], tags: list[str], lemma: Callable[[str, str], str]) -> Sentence | None:
     """(tokens, tags) of the negated sentence, or None when no rule applies.
 
-    >>> from story_quality.training.morphology import verb_lemma
+    >>> from story_quality.training.negatives.morphology import verb_lemma
     >>> negate("he went home .".split(), ["PRP", "VBD", "RB", "."], verb_lemma)[0]
     ['he', 'did', 'not', 'go', 'home', '.']
     >>> negate("she was n't there .".split(), ["PRP", "VBD", "RB", "RB", "."], verb_lemma)[0]
