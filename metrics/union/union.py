@@ -27,8 +27,6 @@ from story_quality.union.scoring import class_probabilities, encode, model_windo
 from story_quality.union.story_text import StoryNormalization
 from story_quality.validation import check_count, check_device, check_options, check_texts, check_window
 
-_CITATION = CITATION  # TEMP: read by a training run started before the move; remove when it ends
-
 _DESCRIPTION = """\
 UNION scores how coherent a story is, without a reference story. It is a BERT classifier
 trained to tell human-written stories from automatically corrupted copies of them

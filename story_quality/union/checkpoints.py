@@ -25,7 +25,7 @@ EMBEDDED_PACKAGE = "story_quality.metrics.union"
 EMBEDDED_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped folder's MANIFEST, which lists the sha256 of every other file in it.
-EMBEDDED_MANIFEST_SHA256 = "3a4b8eea5c1e8288652b21ba1ef3be0fcffbf0efc028f74c629f6609d9139b9a"
+EMBEDDED_MANIFEST_SHA256 = "273b99bdbacd2f427787fa15376e4ebab74585c0066bbbc28b31f673391b8bbd"
 
 
 class CheckpointError(OSError):
