@@ -132,8 +132,9 @@ def test_vocabulary_cross_entropy_equals_linear_then_cross_entropy_over_several_
     fast = union_model.VocabularyCrossEntropy.apply(hidden, weight, shift, targets)
     slow = F.cross_entropy(F.linear(hidden, weight, shift), targets)
     assert fast.item() == pytest.approx(slow.item(), abs=1e-5)
+    # each gradient sums 65,536 fp32 terms in another order than F.cross_entropy: rounding reaches ~1e-6
     for got, want in zip(*(leaf_grads(loss, hidden, weight, shift) for loss in (fast, slow)), strict=True):
-        torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(got, want, atol=5e-6, rtol=1e-5)
 
 
 def test_vocabulary_cross_entropy_under_autocast_keeps_the_parameters_dtypes():

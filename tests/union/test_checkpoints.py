@@ -133,3 +133,11 @@ def test_default_resolves_to_the_verified_shipped_folder(exported, monkeypatch):
     monkeypatch.setattr(checkpoints, "EMBEDDED_MANIFEST_SHA256", "0" * 64)
     with pytest.raises(CheckpointError, match="SHA256SUMS is damaged"):
         checkpoints.resolve_checkpoint("default")
+
+
+def test_the_shipped_card_names_the_base_model_and_data_and_no_machine_path():
+    card = (embedded_checkpoint_dir() / "README.md").read_text()
+    assert "base_model: sentence-transformers/all-MiniLM-L6-v2" in card
+    assert "70fab7fe7764703192b6da25d84d845a9d4551e12a06a618bb61360195cdeef4" in card  # the corpus's sha256
+    for machine_path in ("/work/", "/tmp/", "/home/", "/root/", "site-packages", ".venv", "outputs/"):
+        assert machine_path not in card, machine_path
