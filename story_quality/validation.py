@@ -124,3 +124,24 @@ def check_options(given: Mapping[str, Any], known: Sequence[str]) -> None:
             close = difflib.get_close_matches(name, [*known, "predictions", "references"], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise TypeError(f"compute() got an unknown argument {name!r}{hint} It takes {', '.join(known)}.")
+
+
+class CheckedInputs:
+    """Mixin for an ``evaluate.Metric``: every text is checked before ``evaluate`` stores it.
+
+    ``evaluate`` encodes what ``add_batch``/``add`` receive with Arrow, which would turn 5 into
+    "5" and None into a null without a word; here the metric's own check runs first.
+    """
+
+    def check_predictions(self, predictions: Any) -> list[str]:
+        return check_texts(predictions)
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Check every text, then store the batch as ``evaluate`` does."""
+        return super().add_batch(
+            predictions=self.check_predictions(predictions), references=references, **kwargs
+        )
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Check one text, then store it as ``evaluate`` does."""
+        return super().add(prediction=self.check_predictions([prediction])[0], reference=reference, **kwargs)

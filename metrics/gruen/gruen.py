@@ -17,7 +17,14 @@ from story_quality.gruen.preprocessing import text_to_sentences
 from story_quality.gruen.scoring import GruenScorer
 from story_quality.sharing import SharedInstance
 from story_quality.signature import checkpoint_id, signature
-from story_quality.validation import check_count, check_device, check_options, check_texts, is_blank
+from story_quality.validation import (
+    CheckedInputs,
+    check_count,
+    check_device,
+    check_options,
+    check_texts,
+    is_blank,
+)
 
 _DESCRIPTION = """\
 GRUEN scores the linguistic quality of a text without any reference: grammaticality (a
@@ -92,7 +99,7 @@ def _checked(predictions) -> list[str]:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Gruen(SharedInstance, evaluate.Metric):
+class Gruen(SharedInstance, CheckedInputs, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -102,13 +109,8 @@ class Gruen(SharedInstance, evaluate.Metric):
             reference_urls=["https://aclanthology.org/2020.findings-emnlp.9"],
         )
 
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Check every text before ``evaluate`` stores them (it would turn None and numbers into strings)."""
-        return super().add_batch(predictions=_checked(predictions), references=references, **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Check one text as add_batch does."""
-        return super().add(prediction=_checked([prediction])[0], reference=reference, **kwargs)
+    def check_predictions(self, predictions) -> list[str]:
+        return _checked(predictions)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Check every text before ``evaluate`` stores them (it would turn None and numbers into strings)."""

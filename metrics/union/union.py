@@ -25,7 +25,14 @@ from story_quality.union.checkpoints import EMBEDDED_NAME, PUBLISHED_CHECKPOINTS
 from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
 from story_quality.union.scoring import class_probabilities, encode, model_window
 from story_quality.union.story_text import StoryNormalization
-from story_quality.validation import check_count, check_device, check_options, check_texts, check_window
+from story_quality.validation import (
+    CheckedInputs,
+    check_count,
+    check_device,
+    check_options,
+    check_texts,
+    check_window,
+)
 
 _DESCRIPTION = """\
 UNION scores how coherent a story is, without a reference story. It is a BERT classifier
@@ -79,7 +86,7 @@ OPTIONS = ("batch_size", "device", "max_length")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Union(SharedInstance, evaluate.Metric):
+class Union(SharedInstance, CheckedInputs, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -126,14 +133,6 @@ class Union(SharedInstance, evaluate.Metric):
 
     def _model_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
-        return super().add_batch(predictions=check_texts(predictions), references=references, **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Validate one story as add_batch does."""
-        return super().add(prediction=check_texts([prediction])[0], reference=reference, **kwargs)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
