@@ -1,9 +1,4 @@
-"""Is a local checkpoint folder whole? The first missing or damaged file, said plainly.
-
-A metric folder must stand alone (``evaluate`` copies a metric's script and its sibling
-modules, nothing else), so ``metrics/union`` and ``metrics/gruen`` each carry this file; the
-two copies are identical, and a test keeps them so.
-"""
+"""Is a local checkpoint folder whole? The first missing or damaged file, said plainly (both metrics)."""
 
 from __future__ import annotations
 

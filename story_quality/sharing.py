@@ -5,8 +5,7 @@ computing at once on one instance corrupt each other's state; here they take tur
 A loaded model and ``evaluate``'s locks cannot be pickled, so an instance pickles as the call
 that loads it again (:func:`reload_metric`), which gives each spawned worker its own copy. A
 forked worker (``datasets.map(num_proc=N)`` on Linux) inherits the parent's instance and runs
-torch on one thread (:func:`_one_thread_after_fork`). A metric folder must stand alone, so
-``metrics/union`` and ``metrics/gruen`` each carry this file; a test keeps the copies equal.
+torch on one thread (:func:`_one_thread_after_fork`). Both metrics use it.
 """
 
 from __future__ import annotations
