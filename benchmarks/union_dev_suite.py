@@ -135,11 +135,16 @@ def pair_sets() -> list[PairSet]:
 
 
 def evaluate_checkpoint(
-    checkpoint: str, rated: list[RatedSet], pairs: list[PairSet], batch_size: int, max_length: int | None
+    checkpoint: str,
+    rated: list[RatedSet],
+    pairs: list[PairSet],
+    batch_size: int,
+    max_length: int | None,
+    long_stories: str | None = None,
 ) -> dict[str, dict[str, float]]:
     name = checkpoint if checkpoint in {"default", "roc", "wp"} else str(pathlib.Path(checkpoint).resolve())
     metric = evaluate.load(metric_path("union"), name)
-    options = {"batch_size": batch_size, "max_length": max_length}
+    options = {"batch_size": batch_size, "max_length": max_length, "long_stories": long_stories}
     rows: dict[str, dict[str, float]] = {}
     for rated_set in rated:
         scores = metric.compute(predictions=rated_set.stories, **options)["scores"]
@@ -202,6 +207,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--max-length", type=int, help="word pieces kept per story (default: each checkpoint's window)"
     )
+    parser.add_argument(
+        "--long-stories",
+        choices=["head", "windows"],
+        help="how stories longer than the window are read (default: what each checkpoint records)",
+    )
     parser.add_argument("--batch-size", type=int, default=32, help="scoring batch size (default: 32)")
     parser.add_argument("--report", type=pathlib.Path, help="also write the markdown report here")
     parser.add_argument("--json", type=pathlib.Path, help="also write the figures as JSON here")
@@ -211,12 +221,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     rated, pairs = rated_sets(), pair_sets()
     results = {
-        checkpoint: evaluate_checkpoint(checkpoint, rated, pairs, args.batch_size, args.max_length)
+        checkpoint: evaluate_checkpoint(
+            checkpoint, rated, pairs, args.batch_size, args.max_length, args.long_stories
+        )
         for checkpoint in checkpoints
     }
     command = "python -m benchmarks.union_dev_suite " + " ".join(
         [f"--checkpoint {c}" for c in checkpoints]
         + ([f"--max-length {args.max_length}"] if args.max_length else [])
+        + ([f"--long-stories {args.long_stories}"] if args.long_stories else [])
     )
     report = to_markdown(
         results,

@@ -29,7 +29,10 @@ METRICS = ("union", "gruen")
 INPUT_SUFFIXES = (".txt", ".jsonl", ".csv")
 CHUNK = 512
 # The metric's per-text result lists, as the output rows name them.
-ROW_KEYS = {"union": {"scores": "union"}, "gruen": None}
+ROW_KEYS = {
+    "union": {"scores": "union"},
+    "gruen": {key: key for key in ("gruen", "grammaticality", "redundancy", "focus", "coherence")},
+}
 
 
 @dataclass
@@ -120,7 +123,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="default",
         help="union: the config name (default, roc, wp), a Hub id (@revision pins it) or a folder",
     )
-    score.add_argument("--max-length", type=int, help="union: word pieces kept per story (the checkpoint's)")
+    score.add_argument("--max-length", type=int, help="union: the window in word pieces (the checkpoint's)")
+    score.add_argument(
+        "--long-stories",
+        choices=["head", "windows"],
+        help="union: read a story longer than the window by its head, or as consecutive windows whose "
+        "scores are averaged (default: what the checkpoint records; windows for the default)",
+    )
     score.add_argument("--lm-model", help="gruen: masked LM (Hub id or folder)")
     score.add_argument("--cola-model", help="gruen: CoLA classifier (Hub id or folder)")
     score.add_argument("--sop-model", help="gruen: ALBERT sentence-order model, with --coherence")
@@ -144,8 +153,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     for name in ("batch_size", "chunk_size"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.metric == "gruen" and args.max_length is not None:
-        parser.error("--max-length is a union option")
+    if args.metric == "gruen" and (args.max_length is not None or args.long_stories is not None):
+        parser.error("--max-length and --long-stories are union options")
     if args.metric == "union" and any(
         [args.lm_model, args.cola_model, args.sop_model, args.coherence, args.lm_scoring]
     ):
@@ -156,8 +165,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def metric_options(args: argparse.Namespace, device: str) -> dict[str, Any]:
     options: dict[str, Any] = {"batch_size": args.batch_size, "device": device}
     if args.metric == "union":
-        if args.max_length is not None:
-            options["max_length"] = args.max_length
+        for flag in ("max_length", "long_stories"):
+            if getattr(args, flag) is not None:
+                options[flag] = getattr(args, flag)
         return options
     for flag in ("lm_model", "cola_model", "sop_model", "lm_scoring"):
         if getattr(args, flag) is not None:
@@ -182,9 +192,9 @@ def per_row(metric: str, result: dict[str, Any], count: int) -> list[dict[str, A
     """The metric's per-text lists as one dict per text."""
     rename = ROW_KEYS[metric]
     lists = {
-        (rename or {}).get(key, key): value
+        rename[key]: value
         for key, value in result.items()
-        if isinstance(value, list) and len(value) == count and (rename is None or key in rename)
+        if isinstance(value, list) and len(value) == count and key in rename
     }
     return [{key: values[i] for key, values in lists.items()} for i in range(count)]
 

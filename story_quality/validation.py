@@ -75,6 +75,17 @@ def check_count(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """A string option that must be one of ``choices``.
+
+    >>> check_choice("windows", "long_stories", ("head", "windows"))
+    'windows'
+    """
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}.")
+    return value
+
+
 def check_window(max_length: Any, limit: int, minimum: int) -> int | None:
     """The caller's word-piece window (None: the model's), between ``minimum`` and the model's ``limit``."""
     if max_length is None:

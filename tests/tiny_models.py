@@ -64,6 +64,7 @@ def save_union_checkpoint(
     max_length: int = 64,
     seed: int = 0,
     id2label: dict[int, str] | None = None,
+    long_stories: str | None = None,
 ) -> pathlib.Path:
     """A random two-class BERT with UNION's labels, saved with its tokenizer (safetensors).
 
@@ -83,6 +84,8 @@ def save_union_checkpoint(
     )
     if normalization is not None:
         config.union_normalization = normalization
+    if long_stories is not None:
+        config.union_long_stories = long_stories
     model = BertForSequenceClassification(config).eval()
     model.save_pretrained(directory)
     tok.save_pretrained(directory)

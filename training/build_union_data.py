@@ -96,6 +96,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--max-rows", type=at_least(1), help="use only the first N stories of each source (quick runs)"
     )
     parser.add_argument(
+        "--wp-segments",
+        type=at_least(1),
+        default=1,
+        help="read each WritingPrompts story (prompt + story rows) as up to N consecutive texts of about "
+        "200 words, each later one opening with its own first sentence; 1 = the prompt and the story's "
+        "first ~200 words, as UNION did (default: 1)",
+    )
+    parser.add_argument(
         "--normalization",
         choices=[*NORMALIZATIONS, "auto"],
         default="auto",
@@ -203,7 +211,13 @@ def main(argv: list[str] | None = None) -> int:
     try:  # a bad corpus file is the user's to fix: its name and line, not a traceback
         stories = datasets.concatenate_datasets(
             [
-                load_stories(source, split=args.split, text_column=args.text_column, max_rows=args.max_rows)
+                load_stories(
+                    source,
+                    split=args.split,
+                    text_column=args.text_column,
+                    max_rows=args.max_rows,
+                    segments=args.wp_segments,
+                )
                 for source in args.source
             ]
         )
@@ -236,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
             "saved. Check the sources, --max-rows, --min-sentences and --exclude-contexts-of."
         )
     summary["sources"] = list(args.source)
+    summary["wp_segments"] = args.wp_segments
     summary["repeated_stories_dropped"] = repeated
     if args.exclude_contexts_of:
         summary["excluded_shared_contexts"] = {"of": args.exclude_contexts_of, "stories": dropped}

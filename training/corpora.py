@@ -83,6 +83,37 @@ def writing_prompts_text(prompt: Any, story: Any, max_words: int = WP_STORY_WORD
     return "\n".join([prompt, *sentences] if prompt else sentences)
 
 
+def writing_prompts_segments(
+    prompt: Any, story: Any, max_words: int = WP_STORY_WORDS, max_segments: int | None = None
+) -> list[str]:
+    """A whole WritingPrompts story as consecutive texts of about ``max_words`` words each.
+
+    The first is :func:`writing_prompts_text` (the prompt, then the story's head); each later
+    one takes the next sentences, cut the same way, and opens with its own first sentence as
+    leading context; ``max_segments`` keeps the first ones only. The ``union`` metric reads a
+    long story in pieces of this kind (``long_stories="windows"``), so a model trained on them
+    has seen more than the opening of a story.
+
+    >>> writing_prompts_segments("[ WP ] Cats rule.", "One two. Three four. Five six. Seven.", max_words=4)
+    ['Cats rule.\\nOne two.\\nThree four.', 'Five six.\\nSeven.']
+    >>> writing_prompts_segments(None, 7)
+    []
+    """
+    if not isinstance(story, str) or prompt is not None and not isinstance(prompt, str):
+        return []
+    first = writing_prompts_text(prompt, story, max_words)
+    if first is None:
+        return []
+    sentences = split_sentences(_WP_NEWLINE.sub("\n", story))
+    segments = [first]
+    start = len(cut_story(_WP_NEWLINE.sub("\n", story), max_words))
+    while start < len(sentences) and (max_segments is None or len(segments) < max_segments):
+        piece = cut_story(" ".join(sentences[start:]), max_words)
+        segments.append("\n".join(piece))
+        start += len(piece)
+    return segments
+
+
 def _join_sentences(row: dict[str, Any]) -> str | None:
     parts = [row.get(column) for column in ROC_SENTENCE_COLUMNS]
     if not all(isinstance(part, str) for part in parts):
@@ -90,14 +121,23 @@ def _join_sentences(row: dict[str, Any]) -> str | None:
     return " ".join(part.strip() for part in parts)
 
 
-def _story_builder(columns: Iterable[str], text_column: str | None, source: str):
-    """How a row becomes one story text, chosen from the columns (or the explicit ``text_column``)."""
+def _story_builder(columns: Iterable[str], text_column: str | None, source: str, segments: int = 1):
+    """How a row becomes its story texts, chosen from the columns (or the explicit ``text_column``).
+
+    A WritingPrompts row gives up to ``segments`` texts (:func:`writing_prompts_segments`), any
+    other row one.
+    """
     columns = list(columns)
     if text_column is not None:
         if text_column not in columns:
             raise ValueError(f"{source} has no column {text_column!r}; its columns are {columns}")
         return text_column, lambda row: row[text_column]
     if "prompt" in columns and "story" in columns:
+        if segments > 1:
+            # a tuple (never a value read from a file): the row's several texts
+            return "prompt+story", lambda row: tuple(
+                writing_prompts_segments(row["prompt"], row["story"], max_segments=segments) or [None]
+            )
         return "prompt+story", lambda row: writing_prompts_text(row["prompt"], row["story"])
     if "text" in columns:
         return "text", lambda row: row["text"]
@@ -203,8 +243,9 @@ def _to_dataset(
     text_column: str | None,
     source: str,
     lines: Sequence[int] | None = None,
+    segments: int = 1,
 ):
-    name, build = _story_builder(columns, text_column, source)
+    name, build = _story_builder(columns, text_column, source, segments)
     texts, refused = [], 0
     for i, row in enumerate(rows):
         try:
@@ -214,9 +255,10 @@ def _to_dataset(
             raise ValueError(
                 f"{source}, {where}: no {error.args[0]!r} field (the story column, {name}); every row needs it."
             ) from None
-        if value is not None and not isinstance(value, str):
-            value, refused = None, refused + 1
-        texts.append(value)
+        for text in value if isinstance(value, tuple) else [value]:
+            if text is not None and not isinstance(text, str):
+                text, refused = None, refused + 1
+            texts.append(text)
     if refused:
         logger.warning("%s: %d rows have a non-text %r value; they count as empty", source, refused, name)
     return datasets.Dataset.from_dict(
@@ -231,6 +273,7 @@ def load_stories(
     text_column: str | None = None,
     max_rows: int | None = None,
     revision: str | None = None,
+    segments: int = 1,
 ) -> datasets.Dataset:
     """A ``datasets.Dataset`` with one ``text`` column, one story per row (None for unusable rows).
 
@@ -238,8 +281,11 @@ def load_stories(
     (e.g. :data:`ROC_STORIES_HUB_ID`, :data:`WRITING_PROMPTS_HUB_ID`; ``split`` and
     ``revision`` apply). ``text_column`` names the story column; by default it is found from
     the columns (``prompt``+``story`` for WritingPrompts, ``text``, or ``sentence1``..``5``).
-    ``max_rows`` keeps the first rows only (quick runs).
+    ``max_rows`` keeps the first rows only (quick runs). ``segments`` > 1 reads each
+    WritingPrompts story as up to that many consecutive texts (:func:`writing_prompts_segments`).
     """
+    if not isinstance(segments, int) or isinstance(segments, bool) or segments < 1:
+        raise ValueError(f"segments must be a positive integer, got {segments!r}")
     path = pathlib.Path(source)
     kind = path.suffix.lower()
     if kind in LOCAL_SUFFIXES or path.exists():
@@ -251,15 +297,21 @@ def load_stories(
         if max_rows is not None:
             rows = rows[:max_rows]
         columns = list(dict.fromkeys(key for row in rows[:1000] for key in row)) or ["text"]
-        return _to_dataset(rows, columns, text_column, os.fspath(source), lines)
+        return _to_dataset(rows, columns, text_column, os.fspath(source), lines, segments)
     hub = datasets.load_dataset(source, split=split, revision=revision)
     if max_rows is not None:
         hub = hub.select(range(min(max_rows, len(hub))))
-    name, build = _story_builder(hub.column_names, text_column, source)
+    name, build = _story_builder(hub.column_names, text_column, source, segments)
     if name == "text" and hub.column_names == ["text"]:
         return hub
+
+    def texts(rows: dict[str, list]) -> dict[str, list]:
+        built = [build(dict(zip(rows, values, strict=True))) for values in zip(*rows.values(), strict=True)]
+        return {"text": [t for value in built for t in (value if isinstance(value, tuple) else [value])]}
+
     return hub.map(
-        lambda row: {"text": build(row)},
+        texts,
+        batched=True,
         remove_columns=hub.column_names,
         features=datasets.Features({"text": datasets.Value("string")}),
         desc=f"Reading stories ({name})",

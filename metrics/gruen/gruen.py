@@ -19,6 +19,7 @@ from story_quality.sharing import SharedInstance
 from story_quality.signature import checkpoint_id, signature
 from story_quality.validation import (
     CheckedInputs,
+    check_choice,
     check_count,
     check_device,
     check_options,
@@ -52,12 +53,15 @@ Args:
     batch_size (int): sequences per forward pass. Default 32.
     device (str, optional): "cpu", "cuda", ... Default: CUDA when available.
 Returns:
-    gruen (list of float): the final score of each text, in [0, 1], higher is better.
+    scores (list of float): the final score of each text, in [0, 1], higher is better (the
+        union metric's key for the same thing).
+    gruen_score (float): mean of `scores` (NaN for no text), as union's `union_score`.
+    gruen (list of float): the same as `scores`, the key earlier versions returned.
     grammaticality (list of float): >= 0, higher is better.
     redundancy (list of float): <= 0, -0.1 per redundancy flag.
     focus (list of float): 0 or -0.1.
     coherence (list of float or None): <= 0 (minus the mean SOP loss); None when coherence=False.
-    mean_gruen (float): mean of `gruen` (NaN for no text, as the union metric).
+    mean_gruen (float): the same as `gruen_score`, the key earlier versions returned.
     signature (str): what made the scores (each model with its revision or weights' sha256,
         lm_scoring, coherence, package version); report it with the numbers.
 Examples:
@@ -65,7 +69,7 @@ Examples:
     >>> texts = ["The dog ran home. The dog ran home.", "   "]
     >>> results = gruen.compute(predictions=texts, lm_model=lm_model, cola_model=cola_model)
     >>> sorted(results)
-    ['coherence', 'focus', 'grammaticality', 'gruen', 'mean_gruen', 'redundancy', 'signature']
+    ['coherence', 'focus', 'grammaticality', 'gruen', 'gruen_score', 'mean_gruen', 'redundancy', 'scores', 'signature']
     >>> results["redundancy"]  # a repeated sentence raises all four flags, -0.1 each
     [-0.4, 0.0]
     >>> results["gruen"][1], results["coherence"]  # nothing to score in a blank text; coherence off
@@ -133,8 +137,7 @@ class Gruen(SharedInstance, CheckedInputs, evaluate.Metric):
         batch_size: int = DEFAULT_BATCH_SIZE,
         device: str | None = None,
     ) -> dict:
-        if lm_scoring not in LM_SCORINGS:
-            raise ValueError(f"lm_scoring must be one of {LM_SCORINGS}, got {lm_scoring!r}")
+        lm_scoring = check_choice(lm_scoring, "lm_scoring", LM_SCORINGS)
         batch_size = check_count(batch_size, "batch_size")
         target = check_device(device)
         # Blank text (invisible characters included) scores 0, as the card says.
@@ -163,4 +166,11 @@ class Gruen(SharedInstance, CheckedInputs, evaluate.Metric):
             "fp32",
         )
         mean = statistics.fmean(aspects["gruen"]) if texts else math.nan
-        return {**aspects, "mean_gruen": mean, "signature": made_by}
+        # scores / gruen_score: the key style both metrics share; gruen / mean_gruen: the earlier names.
+        return {
+            "scores": aspects["gruen"],
+            "gruen_score": mean,
+            **aspects,
+            "mean_gruen": mean,
+            "signature": made_by,
+        }

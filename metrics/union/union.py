@@ -25,8 +25,10 @@ from story_quality.union.checkpoints import EMBEDDED_NAME, PUBLISHED_CHECKPOINTS
 from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
 from story_quality.union.scoring import class_probabilities, encode, model_window
 from story_quality.union.story_text import StoryNormalization
+from story_quality.union.windows import LONG_STORIES, encode_windows, recorded_long_stories, story_means
 from story_quality.validation import (
     CheckedInputs,
+    check_choice,
     check_count,
     check_device,
     check_options,
@@ -54,8 +56,12 @@ Args:
     batch_size (`int`): stories per forward pass (default 32). Scores do not depend on it.
     device (`str`, `int` or `torch.device`, optional): where to run; the first GPU when
         there is one, else the CPU.
-    max_length (`int`, optional): word pieces kept per story (the head); default the
-        checkpoint's window (200 for the published checkpoints).
+    max_length (`int`, optional): the window, in word pieces; default the checkpoint's
+        (200 for the published checkpoints, 256 for "default").
+    long_stories (`str`, optional): how a story longer than the window is read: "head" keeps
+        its first word pieces (the paper), "windows" scores consecutive windows of whole
+        sentences and averages them. Default: what the checkpoint records ("windows" for
+        "default"), else "head". Stories that fit the window score the same either way.
 
 Returns:
     scores (`list` of `float`): P(human-written) for each story, in input order, in [0, 1];
@@ -82,7 +88,7 @@ Examples:
 
 # A shorter window leaves the classifier too little of any story to tell one from another.
 MIN_WINDOW = 16
-OPTIONS = ("batch_size", "device", "max_length")
+OPTIONS = ("batch_size", "device", "max_length", "long_stories")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -116,11 +122,14 @@ class Union(SharedInstance, CheckedInputs, evaluate.Metric):
         )
         self.label_index = human_label_index(self.model.config, source)
         self.normalization = StoryNormalization.from_config(self.model.config)
+        self.long_stories = recorded_long_stories(self.model.config)
         self.checkpoint = source if local else f"{source}@{revision or 'main'}"
         self.checkpoint_label = checkpoint_id(self.config_name, source, revision, local)
 
-    def signature(self, window: int | None = None, device: torch.device | None = None) -> str:
-        """What made this instance's scores: checkpoint, normalisation, window, precision, version."""
+    def signature(
+        self, window: int | None = None, device: torch.device | None = None, long_stories: str | None = None
+    ) -> str:
+        """What made this instance's scores: checkpoint, normalisation, window and reading, precision, version."""
         window = window or model_window(self.tokenizer, self.model.config)
         precision = "bf16-autocast" if device is not None and device.type == "cuda" else "fp32"
         return signature(
@@ -128,6 +137,7 @@ class Union(SharedInstance, CheckedInputs, evaluate.Metric):
             f"checkpoint:{self.checkpoint_label}",
             f"norm:{normalization_label(self.normalization.to_dict())}",
             f"window:{window}",
+            f"long:{long_stories or self.long_stories}",
             precision,
         )
 
@@ -156,18 +166,29 @@ class Union(SharedInstance, CheckedInputs, evaluate.Metric):
         batch_size: int = 32,
         device: str | int | torch.device | None = None,
         max_length: int | None = None,
+        long_stories: str | None = None,
     ) -> dict:
         predictions = check_texts(predictions)
         batch_size = check_count(batch_size, "batch_size")
         max_length = check_window(max_length, model_window(self.tokenizer, self.model.config), MIN_WINDOW)
+        long_stories = (
+            self.long_stories
+            if long_stories is None
+            else check_choice(long_stories, "long_stories", LONG_STORIES)
+        )
         target = check_device(device)
         if next(self.model.parameters()).device != target:
             self.model.to(target)
         window = model_window(self.tokenizer, self.model.config, max_length)
         with progress(total=len(predictions), desc="UNION text", unit="story") as bar:
-            encoded = encode(
-                self.tokenizer, predictions, window, prepare=self.normalization, progress=bar.update
-            )
+            if long_stories == "windows":
+                encoded = encode_windows(
+                    self.tokenizer, predictions, window, self.normalization, progress=bar.update
+                )
+            else:
+                encoded = encode(
+                    self.tokenizer, predictions, window, prepare=self.normalization, progress=bar.update
+                )
         refuse_unscorable(encoded, self.tokenizer)
         if encoded.truncated:
             warnings.warn(
@@ -176,7 +197,7 @@ class Union(SharedInstance, CheckedInputs, evaluate.Metric):
                 f"(first: predictions[{encoded.truncated[0]}]).",
                 stacklevel=3,
             )
-        scores = class_probabilities(
+        window_scores = class_probabilities(
             self.logits_fn,
             encoded,
             label_index=self.label_index,
@@ -185,10 +206,11 @@ class Union(SharedInstance, CheckedInputs, evaluate.Metric):
             device=target,
             progress=lambda batches: progress(batches, desc="UNION", unit="batch"),
         )
+        scores = story_means(window_scores, encoded, len(predictions))
         return {
             "scores": scores,
             "union_score": sum(scores) / len(scores) if scores else math.nan,
-            "signature": self.signature(window, target),
+            "signature": self.signature(window, target, long_stories),
         }
 
 

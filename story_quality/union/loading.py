@@ -26,8 +26,12 @@ def split_revision(name: str) -> tuple[str, str | None]:
 def refuse_unscorable(encoded, tokenizer) -> None:
     """A text whose every word piece is unknown (emoji, an unsupported script) has nothing to score."""
     special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
-    for i, row in enumerate(encoded.input_ids):
-        if set(row) - special <= {tokenizer.unk_token_id}:
+    story_of = encoded.story_of or range(len(encoded.input_ids))
+    readable: dict[int, bool] = {}
+    for story, row in zip(story_of, encoded.input_ids, strict=True):
+        readable[story] = readable.get(story, False) or bool(set(row) - special - {tokenizer.unk_token_id})
+    for i, ok in readable.items():
+        if not ok:
             raise ValueError(
                 f"predictions[{i}] has nothing the model can read: after normalisation every word piece is "
                 f"unknown to its vocabulary ({tokenizer.unk_token}); score text in the checkpoint's language."

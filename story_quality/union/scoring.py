@@ -49,11 +49,16 @@ class Rows(Sequence):
 
 @dataclasses.dataclass
 class Encoded:
-    """Token ids of each text (special tokens included, already truncated) and which were cut."""
+    """Token ids of each row (special tokens included, already truncated) and which texts were cut.
+
+    ``story_of[i]`` is the text row ``i`` belongs to when a text may span several rows (the
+    windows of ``story_quality.union.windows``); None: row ``i`` is text ``i``.
+    """
 
     input_ids: Sequence[Sequence[int]]
     truncated: list[int]
     max_length: int
+    story_of: Sequence[int] | None = None
 
 
 def model_window(tokenizer, config, max_length: int | None = None) -> int:
@@ -68,13 +73,13 @@ def model_window(tokenizer, config, max_length: int | None = None) -> int:
     return min(limits)
 
 
-def _special_affixes(tokenizer) -> tuple[int, int]:
-    """How many special tokens the tokenizer puts before and after a single text."""
+def special_affixes(tokenizer) -> tuple[list[int], list[int]]:
+    """The special token ids the tokenizer puts before and after a single text."""
     plain = tokenizer("a", add_special_tokens=False)["input_ids"]
     full = tokenizer("a")["input_ids"]
     for start in range(len(full) - len(plain) + 1):
         if full[start : start + len(plain)] == plain:
-            return start, len(full) - len(plain) - start
+            return full[:start], full[start + len(plain) :]
     raise ValueError("Could not locate the text between the tokenizer's special tokens.")
 
 
@@ -98,7 +103,7 @@ def encode(
     chunk_size = ENCODE_CHUNK if chunk_size is None else chunk_size
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
-    _, suffix = _special_affixes(tokenizer)
+    suffix = len(special_affixes(tokenizer)[1])
     ids = Rows()
     truncated: list[int] = []
     for start in range(0, len(texts), chunk_size):

@@ -38,8 +38,11 @@ def metric():
 def test_outputs_per_text_in_input_order(metric, paths):
     result = metric.compute(predictions=TEXTS, **paths)
     assert sorted(result) == [
-        "coherence", "focus", "grammaticality", "gruen", "mean_gruen", "redundancy", "signature"
+        "coherence", "focus", "grammaticality", "gruen", "gruen_score", "mean_gruen", "redundancy", "scores",
+        "signature",
     ]  # fmt: skip
+    # the key style union shares, and the earlier names holding the same values
+    assert result["scores"] == result["gruen"] and result["gruen_score"] == result["mean_gruen"]
     assert all(len(result[key]) == len(TEXTS) for key in ("gruen", "grammaticality", "redundancy", "focus"))
     assert result["coherence"] == [None] * len(TEXTS)
     assert result["redundancy"][2] == pytest.approx(-1.2)  # three identical pairs, 4 flags each
@@ -123,7 +126,7 @@ def test_a_call_with_only_empty_texts_loads_no_model(metric):
 def test_an_empty_list_gives_empty_lists_and_a_nan_mean(metric):
     result = metric.compute(predictions=[], lm_model="/nonexistent/lm", cola_model="/nonexistent/cola")
     assert all(result[key] == [] for key in ("gruen", "grammaticality", "redundancy", "focus", "coherence"))
-    assert math.isnan(result["mean_gruen"])
+    assert math.isnan(result["mean_gruen"]) and math.isnan(result["gruen_score"]) and result["scores"] == []
 
 
 @pytest.mark.parametrize(

@@ -166,6 +166,27 @@ def test_csv_input_and_gruen_scores_every_aspect(tmp_path):
     assert rows[0]["signature"] == direct["signature"]
 
 
+def test_long_stories_reaches_the_metric_and_its_signature(tmp_path, checkpoint):
+    source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
+    args = [
+        "--metric",
+        "union",
+        "--input",
+        str(source),
+        "--output",
+        str(output),
+        "--checkpoint",
+        str(checkpoint),
+    ]
+    assert run_cli(*args, "--max-length", "16", "--long-stories", "windows") == 0
+    windowed = evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint)).compute(
+        predictions=STORIES, max_length=16, long_stories="windows"
+    )
+    rows = read_output(output)
+    assert [row["union"] for row in rows] == pytest.approx(windowed["scores"], abs=1e-6)
+    assert rows[0]["signature"] == windowed["signature"] and "|long:windows|" in windowed["signature"]
+
+
 def test_help_and_option_errors(capsys):
     with pytest.raises(SystemExit) as done:
         cli.main(["score", "--help"])
@@ -173,6 +194,21 @@ def test_help_and_option_errors(capsys):
     with pytest.raises(SystemExit) as done:
         cli.main(["score", "--metric", "union", "--input", "a.txt", "--output", "b.jsonl", "--coherence"])
     assert done.value.code == 2 and "are gruen options" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:
+        cli.main(
+            [
+                "score",
+                "--metric",
+                "gruen",
+                "--input",
+                "a.txt",
+                "--output",
+                "b.jsonl",
+                "--long-stories",
+                "head",
+            ]
+        )
+    assert done.value.code == 2 and "are union options" in capsys.readouterr().err
 
 
 def offline_env() -> dict[str, str]:

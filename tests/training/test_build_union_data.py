@@ -103,3 +103,22 @@ def test_a_bad_corpus_file_ends_the_command_with_its_name_and_line(tmp_path):
     with pytest.raises(SystemExit, match=r"^error: .*stories\.txt, line 2: byte 0xff is not UTF-8"):
         build_union_data.main([str(source), "--output-dir", str(tmp_path / "out")])
     assert not (tmp_path / "out").exists()
+
+
+def test_wp_segments_turn_each_long_story_into_several_human_rows(tmp_path, capsys):
+    source = tmp_path / "wp.jsonl"
+    long_story = " ".join(f"Ken saw bird number {i} in the old park ." for i in range(60))  # 540 words
+    source.write_text(json.dumps({"prompt": "[ WP ] Birds .", "story": long_story}) + "\n")
+    common = ["--tagger", "heuristic", "--wordnet", "none", "--normalization", "wp"]
+    assert build_union_data.main([str(source), "--output-dir", str(tmp_path / "one"), *common]) == 0
+    assert json.loads(capsys.readouterr().out)["wp_segments"] == 1
+    assert (
+        build_union_data.main(
+            [str(source), "--output-dir", str(tmp_path / "all"), "--wp-segments", "5", *common]
+        )
+        == 0
+    )
+    printed = json.loads(capsys.readouterr().out)
+    humans = [row["text"] for row in datasets.load_from_disk(str(tmp_path / "all")) if row["label"] == 1]
+    assert printed["wp_segments"] == 5 and printed["stories"] == len(humans) == 3
+    assert humans[0].startswith("Birds .") and humans[1].startswith("Ken saw bird number 22 ")

@@ -7,7 +7,12 @@ import datasets
 import pytest
 
 from story_quality.training import corpora
-from story_quality.training.corpora import cut_story, load_stories, writing_prompts_text
+from story_quality.training.corpora import (
+    cut_story,
+    load_stories,
+    writing_prompts_segments,
+    writing_prompts_text,
+)
 from story_quality.union.story_text import split_sentences
 
 STORIES = ["Ken went home. He slept. He woke up.", "Mary sang. It rained. She left."]
@@ -145,6 +150,34 @@ def test_writing_prompts_layout_is_detected_from_the_columns(tmp_path):
     assert list(load_stories(str(path))["text"]) == ["A test prompt.\nOne.\nTwo."]
 
 
+LONG_STORY = " ".join(f"Sentence {i} has " + " ".join(["word"] * (5 + i % 17)) + " ." for i in range(60))
+
+
+@pytest.mark.parametrize("prompt", ["[ WP ] Aliens land .", None])
+def test_segments_rebuild_the_whole_story_in_order_the_first_as_unions_text(prompt):
+    segments = writing_prompts_segments(prompt, LONG_STORY)
+    assert segments[0] == writing_prompts_text(prompt, LONG_STORY)
+    later = [line for segment in segments[1:] for line in segment.split("\n")]
+    head = segments[0].split("\n")[1 if prompt else 0 :]
+    assert head + later == split_sentences(LONG_STORY)
+    assert all(180 <= len(segment.split()) <= 220 for segment in segments[1:-1])
+    assert writing_prompts_segments(prompt, LONG_STORY, max_segments=2) == segments[:2]
+    assert writing_prompts_segments(prompt, LONG_STORY, max_segments=1) == segments[:1]
+
+
+def test_wp_rows_become_several_texts_with_segments_and_one_without(tmp_path):
+    path = tmp_path / "wp.jsonl"
+    rows = [{"prompt": "A prompt .", "story": LONG_STORY}, {"prompt": None, "story": "Ken ran . He fell ."}]
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    assert len(load_stories(str(path))) == 2
+    texts = list(load_stories(str(path), segments=3)["text"])
+    assert texts == writing_prompts_segments("A prompt .", LONG_STORY, max_segments=3) + [
+        "Ken ran .\nHe fell ."
+    ]
+    with pytest.raises(ValueError, match="segments must be a positive integer"):
+        load_stories(str(path), segments=0)
+
+
 def test_hub_ids_go_through_datasets_load_dataset(monkeypatch):
     calls = {}
 
@@ -158,6 +191,10 @@ def test_hub_ids_go_through_datasets_load_dataset(monkeypatch):
     ds = load_stories(corpora.WRITING_PROMPTS_HUB_ID, split="validation")
     assert calls == {"name": "euclaise/writingprompts", "split": "validation", "revision": None}
     assert ds.column_names == ["text"] and list(ds["text"]) == ["A prompt.\nKen ran.\nHe fell.\nHe cried."]
+    segmented = load_stories(corpora.WRITING_PROMPTS_HUB_ID, split="validation", segments=2)
+    assert list(segmented["text"]) == writing_prompts_segments(
+        "[ WP ] A prompt.", "Ken ran. He fell. He cried."
+    )
 
 
 def test_a_utf16_file_with_its_mark_is_read_as_text(tmp_path):
