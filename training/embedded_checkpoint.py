@@ -25,10 +25,17 @@ from story_quality.union.checkpoints import (
     sha256_of,
 )
 from story_quality.union.story_text import CONFIG_KEY, NAMES_SHA256
+from story_quality.union.windows import CONFIG_KEY as LONG_STORIES_KEY
+from story_quality.union.windows import LONG_STORIES
 
 DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / EMBEDDED_FOLDER
 SIZE_LIMIT_BYTES = 48 * 10**6
 CARD = "README.md"
+# What an export writes; a --target holding anything else is someone's folder, never replaced.
+CHECKPOINT_FILES = frozenset(
+    {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+     "vocab.txt", CARD, MANIFEST}
+)  # fmt: skip
 
 
 def export_embedded(
@@ -37,6 +44,7 @@ def export_embedded(
     note: str | None = None,
     hub_id: str | None = None,
     card: str | None = None,
+    long_stories: str | None = None,
 ) -> str:
     """Write ``source`` (a folder ``train_union.py`` made) to ``target`` in fp16; returns the manifest's sha256.
 
@@ -46,14 +54,25 @@ def export_embedded(
     checkpoint that records no text normalisation, and a folder over 48 MB. ``card`` (markdown)
     replaces the run's card whole. A normalisation that tags names but records no name table gets
     the sha256 of the table this package carries: the export must run with the version that
-    trained the checkpoint.
+    trained the checkpoint. ``long_stories`` ("head" or "windows") is recorded as the reading the
+    metric uses by default for stories longer than the window (the one it was validated with).
     """
+    if long_stories is not None and long_stories not in LONG_STORIES:
+        raise ValueError(f"long_stories must be one of {list(LONG_STORIES)}, got {long_stories!r}")
+    if target.exists():
+        foreign = sorted(p.name for p in target.iterdir() if p.name not in CHECKPOINT_FILES)
+        if not target.is_dir() or foreign:
+            raise FileExistsError(
+                f"{target} is not an exported checkpoint (it holds {foreign or 'a file'}); choose another --target."
+            )
     model = transformers.AutoModelForSequenceClassification.from_pretrained(source, dtype=torch.float32)
     if getattr(model.config, CONFIG_KEY, None) is None:
         raise ValueError(f"{source} records no '{CONFIG_KEY}' in its config: not a UNION training output.")
     recorded = getattr(model.config, CONFIG_KEY)
     if recorded.get("replace_names") and "names_sha256" not in recorded:
         model.config.union_normalization = {**recorded, "names_sha256": NAMES_SHA256}
+    if long_stories is not None:
+        setattr(model.config, LONG_STORIES_KEY, long_stories)
     tokenizer = transformers.AutoTokenizer.from_pretrained(source)
     if target.exists():
         shutil.rmtree(target)
@@ -102,10 +121,16 @@ def main(argv: list[str] | None = None) -> None:
         help="the Hub id the run's card was rendered for, replaced by the shipped names (default: %(default)s)",
     )
     parser.add_argument("--card", type=pathlib.Path, help="markdown that replaces the run's model card whole")
+    parser.add_argument(
+        "--long-stories",
+        choices=LONG_STORIES,
+        help="record how the metric reads stories longer than the window with this checkpoint "
+        "(default: nothing recorded, i.e. head)",
+    )
     args = parser.parse_args(argv)
     note = args.note.read_text() if args.note else None
     card = args.card.read_text() if args.card else None
-    digest = export_embedded(args.source, args.target, note, args.hub_id, card)
+    digest = export_embedded(args.source, args.target, note, args.hub_id, card, args.long_stories)
     print(
         f"wrote {args.target}; set EMBEDDED_MANIFEST_SHA256 = {digest!r} in story_quality/union/checkpoints.py"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 import shutil
@@ -72,6 +73,24 @@ def test_exported_scores_match_the_fp32_run_to_fp16_precision(exported):
     assert half == pytest.approx(full, abs=2e-3)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(shipped, dtype=torch.float32)
     assert next(model.parameters()).dtype == torch.float32
+
+
+def test_export_records_the_reading_of_long_stories_and_spares_a_foreign_folder(exported, tmp_path):
+    source = exported[0]
+    export_embedded(source, tmp_path / "windows", long_stories="windows")
+    config = json.loads((tmp_path / "windows" / "config.json").read_text())
+    assert config["union_long_stories"] == "windows"
+    assert "union_long_stories" not in json.loads((exported[1] / "config.json").read_text())
+    export_embedded(source, tmp_path / "windows", long_stories="head")  # an earlier export is replaced
+    assert json.loads((tmp_path / "windows" / "config.json").read_text())["union_long_stories"] == "head"
+    foreign = tmp_path / "thesis"
+    foreign.mkdir()
+    (foreign / "chapter1.tex").write_text("months of work")
+    with pytest.raises(FileExistsError, match="chapter1.tex"):
+        export_embedded(source, foreign)
+    assert (foreign / "chapter1.tex").read_text() == "months of work"
+    with pytest.raises(ValueError, match="long_stories must be one of"):
+        export_embedded(source, tmp_path / "other", long_stories="tail")
 
 
 @pytest.mark.parametrize("damage", ["flip a byte", "delete", "edit the manifest"])
