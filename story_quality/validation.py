@@ -137,6 +137,27 @@ def check_options(given: Mapping[str, Any], known: Sequence[str]) -> None:
             raise TypeError(f"compute() got an unknown argument {name!r}{hint} It takes {', '.join(known)}.")
 
 
+def text_metric_info(
+    description: str,
+    inputs_description: str,
+    citation: str,
+    reference_url: str,
+    codebase_url: str | None = None,
+):
+    """The ``evaluate.MetricInfo`` of a metric whose only input is ``predictions``, one string each."""
+    import datasets
+    import evaluate
+
+    return evaluate.MetricInfo(
+        description=description,
+        citation=citation,
+        inputs_description=inputs_description,
+        features=datasets.Features({"predictions": datasets.Value("string")}),
+        codebase_urls=[codebase_url] if codebase_url else [],
+        reference_urls=[reference_url],
+    )
+
+
 class CheckedInputs:
     """Mixin for an ``evaluate.Metric``: every text is checked before ``evaluate`` stores it.
 

@@ -31,6 +31,7 @@ from transformers import (
     set_seed,
 )
 
+from story_quality import citation
 from story_quality.gruen import CITATION as GRUEN_CITATION
 from story_quality.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
 from story_quality.training.model_cards import (
@@ -54,16 +55,7 @@ logger = logging.getLogger(__name__)
 
 ID2LABEL = {0: "unacceptable", 1: "acceptable"}
 LABEL2ID = {label: i for i, label in ID2LABEL.items()}
-COLA_CITATION = """\
-@article{warstadt-etal-2019-neural,
-    title = "Neural Network Acceptability Judgments",
-    author = "Warstadt, Alex and Singh, Amanpreet and Bowman, Samuel R.",
-    journal = "Transactions of the Association for Computational Linguistics",
-    volume = "7",
-    year = "2019",
-    pages = "625--641",
-    url = "https://aclanthology.org/Q19-1040",
-}"""
+COLA_CITATION = citation("warstadt-etal-2019-neural").strip()
 
 
 @dataclass

@@ -6,7 +6,6 @@ import math
 import os
 import statistics
 
-import datasets
 import evaluate
 
 from story_quality.gruen import CITATION
@@ -25,6 +24,7 @@ from story_quality.validation import (
     check_options,
     check_texts,
     is_blank,
+    text_metric_info,
 )
 
 _DESCRIPTION = """\
@@ -105,12 +105,11 @@ def _checked(predictions) -> list[str]:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Gruen(SharedInstance, CheckedInputs, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("string")}),
-            reference_urls=["https://aclanthology.org/2020.findings-emnlp.9"],
+        return text_metric_info(
+            _DESCRIPTION,
+            _KWARGS_DESCRIPTION,
+            CITATION,
+            reference_url="https://aclanthology.org/2020.findings-emnlp.9",
         )
 
     def check_predictions(self, predictions) -> list[str]:

@@ -12,7 +12,6 @@ import math
 import os
 import warnings
 
-import datasets
 import evaluate
 import torch
 
@@ -34,6 +33,7 @@ from story_quality.validation import (
     check_options,
     check_texts,
     check_window,
+    text_metric_info,
 )
 
 _DESCRIPTION = """\
@@ -94,13 +94,12 @@ OPTIONS = ("batch_size", "device", "max_length", "long_stories")
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Union(SharedInstance, CheckedInputs, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("string")}),
-            codebase_urls=["https://github.com/thu-coai/UNION"],
-            reference_urls=["https://aclanthology.org/2020.emnlp-main.736"],
+        return text_metric_info(
+            _DESCRIPTION,
+            _KWARGS_DESCRIPTION,
+            CITATION,
+            reference_url="https://aclanthology.org/2020.emnlp-main.736",
+            codebase_url="https://github.com/thu-coai/UNION",
         )
 
     def _build_data_dir(self) -> str:
