@@ -81,6 +81,7 @@ Examples:
 """
 
 DEFAULT_BATCH_SIZE = 32
+PAPER_URL = "https://aclanthology.org/2020.findings-emnlp.9"
 
 
 OPTIONS = (
@@ -105,12 +106,7 @@ def _checked(predictions) -> list[str]:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Gruen(SharedInstance, CheckedInputs, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return text_metric_info(
-            _DESCRIPTION,
-            _KWARGS_DESCRIPTION,
-            CITATION,
-            reference_url="https://aclanthology.org/2020.findings-emnlp.9",
-        )
+        return text_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL)
 
     def check_predictions(self, predictions) -> list[str]:
         return _checked(predictions)

@@ -89,18 +89,14 @@ Examples:
 # A shorter window leaves the classifier too little of any story to tell one from another.
 MIN_WINDOW = 16
 OPTIONS = ("batch_size", "device", "max_length", "long_stories")
+PAPER_URL = "https://aclanthology.org/2020.emnlp-main.736"
+CODE_URL = "https://github.com/thu-coai/UNION"
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Union(SharedInstance, CheckedInputs, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return text_metric_info(
-            _DESCRIPTION,
-            _KWARGS_DESCRIPTION,
-            CITATION,
-            reference_url="https://aclanthology.org/2020.emnlp-main.736",
-            codebase_url="https://github.com/thu-coai/UNION",
-        )
+        return text_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL, codebase_url=CODE_URL)
 
     def _build_data_dir(self) -> str:
         # evaluate joins config_name into its cache path: a local checkpoint path would make the
