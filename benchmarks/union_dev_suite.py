@@ -12,7 +12,9 @@ Sets (``$STORY_QUALITY_DATA``, see ``benchmarks.shared_data``):
 - **ROC / WP held-back pairs**: the human stories ``benchmarks.dev_split`` keeps out of every
   training corpus, each with one corrupted copy (UNION's negative sampling, seed 2026): the
   share of pairs where the human story scores higher, the share of all texts on the right
-  side of 0.5, and the human stories' mean score.
+  side of 0.5, and the human stories' mean score. WP stories as UNION's WP data has them
+  (prompt + about 200 words), and whole (prompt + the whole story, 434 words at the median,
+  corrupted as a whole): the second reads stories longer than any window.
 
 Each correlation is printed beside its reference points: the paper's UNION where it published
 one, the MANPLTS study's own model on its sets, and a no-model baseline (distinct 3-grams /
@@ -41,7 +43,7 @@ from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
 from story_quality import metric_path  # noqa: E402
-from story_quality.training.corpora import writing_prompts_text  # noqa: E402
+from story_quality.training.corpora import writing_prompts_segments, writing_prompts_text  # noqa: E402
 from story_quality.training.evaluation import METHODS, correlate, read_annotations  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
@@ -131,7 +133,12 @@ def pair_sets() -> list[PairSet]:
     datasets.disable_progress_bars()
     roc = roc_stories()[1]
     wp = [writing_prompts_text(row["prompt"], row["story"]) for row in wp_rows()[1]]
-    return [_pairs("ROC held-back pairs", roc), _pairs("WP held-back pairs", [t for t in wp if t])]
+    whole = ["\n".join(writing_prompts_segments(row["prompt"], row["story"])) for row in wp_rows()[1]]
+    return [
+        _pairs("ROC held-back pairs", roc),
+        _pairs("WP held-back pairs", [t for t in wp if t]),
+        _pairs("WP whole-story pairs", [t for t in whole if t]),
+    ]
 
 
 def evaluate_checkpoint(

@@ -5,9 +5,10 @@ head of anything longer, so the rest of a 600-word story never counts. With
 ``long_stories="windows"`` the normalised story is cut into consecutive windows at sentence
 boundaries, each as long as the window allows; each window is scored as a story of its own
 (its first sentence is its leading context, as in the training segments of
-``training/corpora.py``) and the story's score is the mean over its windows. A story that
-fits the window is one window, tokenised exactly as the head path tokenises it, so its score
-does not change.
+``training/corpora.py``) and the story's score is the mean over its windows, each weighted by
+its length in word pieces (a short last window does not count as much as a full one). A story
+that fits the window is one window, tokenised exactly as the head path tokenises it, so its
+score does not change.
 
 A checkpoint records the reading it was validated with under ``config.union_long_stories``;
 the metric uses it unless the caller passes ``long_stories``. Checkpoints that record
@@ -140,11 +141,11 @@ def encode_windows(
 
 
 def story_means(window_scores: Sequence[float], encoded: Encoded, stories: int) -> list[float]:
-    """Each story's mean over its windows (one window: its score unchanged)."""
+    """Each story's mean over its windows weighted by their lengths (one window: its score unchanged)."""
     if encoded.story_of is None:
         return list(window_scores)
-    totals, counts = [0.0] * stories, [0] * stories
-    for story, score in zip(encoded.story_of, window_scores, strict=True):
-        totals[story] += score
-        counts[story] += 1
-    return [total / count for total, count in zip(totals, counts, strict=True)]
+    totals, weights = [0.0] * stories, [0] * stories
+    for story, score, row in zip(encoded.story_of, window_scores, encoded.input_ids, strict=True):
+        totals[story] += score * len(row)
+        weights[story] += len(row)
+    return [total / weight for total, weight in zip(totals, weights, strict=True)]

@@ -90,13 +90,16 @@ def test_long_stories_are_cut_into_windows_that_rebuild_the_whole_text():
     assert encoded.truncated == [] and max(encoded.story_of) == len(LONG) - 1
 
 
-def test_story_means_average_each_storys_windows():
+def test_story_means_weigh_each_storys_windows_by_their_length():
     encoded = encode_windows(tokenizer(model_max_length=WINDOW), LONG[:4], WINDOW, ROC_STORIES)
     scores = [float(i) for i in range(len(encoded.input_ids))]
     means = story_means(scores, encoded, 4)
     for i, mean in enumerate(means):
-        mine = [s for s, owner in zip(scores, encoded.story_of, strict=True) if owner == i]
-        assert mean == pytest.approx(sum(mine) / len(mine))
+        mine = [
+            (s, len(r)) for s, r, o in zip(scores, encoded.input_ids, encoded.story_of, strict=True) if o == i
+        ]
+        assert mean == pytest.approx(sum(s * n for s, n in mine) / sum(n for _, n in mine))
+    assert len({len(r) for r in encoded.input_ids}) > 1  # the weights matter here
 
 
 @pytest.fixture(scope="module")
@@ -110,8 +113,11 @@ def checkpoints(tmp_path_factory) -> dict[str, pathlib.Path]:
     }
 
 
-def reference_window_scores(checkpoint: pathlib.Path, text: str) -> list[float]:
-    """The slow way: pack normalised sentences by their own token counts, score each window's text alone."""
+def reference_window_scores(checkpoint: pathlib.Path, text: str) -> list[tuple[float, int]]:
+    """The slow way: pack normalised sentences by their own token counts, score each window alone.
+
+    Each window's score with its length in word pieces (special tokens included).
+    """
     tok = transformers.AutoTokenizer.from_pretrained(checkpoint)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(checkpoint).eval()
     budget = WINDOW - 2
@@ -129,12 +135,13 @@ def reference_window_scores(checkpoint: pathlib.Path, text: str) -> list[float]:
             current = current[budget:]
     windows.append(current)
     with torch.no_grad():
-        return [
+        scores = [
             torch.softmax(
                 model(input_ids=torch.tensor([[tok.cls_token_id, *w, tok.sep_token_id]])).logits, -1
             )[0, 1].item()
             for w in windows
         ]
+    return list(zip(scores, [len(w) + 2 for w in windows], strict=True))
 
 
 def test_the_metric_averages_window_scores_as_the_slow_reference_does(checkpoints):
@@ -143,7 +150,7 @@ def test_the_metric_averages_window_scores_as_the_slow_reference_does(checkpoint
     result = metric.compute(predictions=LONG, batch_size=3)
     for text, score in zip(LONG, result["scores"], strict=True):
         windows = reference_window_scores(checkpoints["windows"], text)
-        assert score == pytest.approx(sum(windows) / len(windows), abs=1e-5)
+        assert score == pytest.approx(sum(s * n for s, n in windows) / sum(n for _, n in windows), abs=1e-5)
     assert "|long:windows|" in result["signature"]
     # each story's score depends on nothing else in the call
     alone = [metric.compute(predictions=[text], batch_size=1)["scores"][0] for text in LONG]
