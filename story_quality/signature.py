@@ -4,7 +4,7 @@ Like sacrebleu's signature and bert_score's hashcode, one line names the metric,
 version, the checkpoint (a Hub id with its revision, or the sha256 of its weights for a local
 or shipped folder) and every setting that changes a score::
 
-    union|v0.2.0|checkpoint:default@sha256:3a4b8eea5c1e|norm:lowercase+replace_names+roc_tokenize|window:200|fp32
+    union|v0.3.0|checkpoint:default@sha256:3a4b8eea5c1e|norm:lowercase+replace_names+roc_tokenize|window:200|long:head|fp32
 
 Report it beside the numbers it produced.
 """
