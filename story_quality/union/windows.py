@@ -125,8 +125,12 @@ def encode_windows(
         prepared = [
             text_and_sentence_starts(normalization, text) for text in texts[start : start + chunk_size]
         ]
+        # whole stories, longer than the model's window on purpose: no "sequence too long" warning
         encodings = tokenizer(
-            [joined for joined, _ in prepared], add_special_tokens=False, return_offsets_mapping=True
+            [joined for joined, _ in prepared],
+            add_special_tokens=False,
+            return_offsets_mapping=True,
+            verbose=False,
         )
         for offset, ((_, starts), row, offsets) in enumerate(
             zip(prepared, encodings["input_ids"], encodings["offset_mapping"], strict=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import pathlib
 import random
 
@@ -77,9 +78,15 @@ def test_a_story_that_fits_is_one_window_with_the_head_paths_ids(normalization):
     assert [list(r) for r in windows.input_ids] == [list(r) for r in head.input_ids]
 
 
-def test_long_stories_are_cut_into_windows_that_rebuild_the_whole_text():
+def test_long_stories_are_cut_into_windows_that_rebuild_the_whole_text(caplog):
     tok = tokenizer(model_max_length=WINDOW)
-    encoded = encode_windows(tok, LONG, WINDOW, ROC_STORIES, chunk_size=2)
+    transformers.utils.logging.enable_propagation()
+    try:
+        with caplog.at_level(logging.WARNING):
+            encoded = encode_windows(tok, LONG, WINDOW, ROC_STORIES, chunk_size=2)
+    finally:
+        transformers.utils.logging.disable_propagation()
+    assert not [r for r in caplog.records if "sequence length" in r.getMessage()]  # whole stories on purpose
     cls, sep = tok.cls_token_id, tok.sep_token_id
     for i, text in enumerate(LONG):
         rows = [list(r) for r, owner in zip(encoded.input_ids, encoded.story_of, strict=True) if owner == i]
