@@ -29,9 +29,13 @@ def test_union_signature_names_weights_normalisation_window_and_version(tmp_path
     assert result["signature"] == (
         f"union|v{package_version()}|checkpoint:run@sha256:{sha[:12]}"
         f"|norm:lowercase+replace_names+roc_tokenize+plain_typography+lowercase_names+names_sha256:{NAMES_SHA256[:12]}"
-        "|window:48|fp32"
+        "|window:48|long:head|fp32"
     )
     assert "window:20|" in load_union(folder).compute(predictions=[STORY], max_length=20)["signature"]
+    assert (
+        "|long:windows|"
+        in load_union(folder).compute(predictions=[STORY], long_stories="windows")["signature"]
+    )
 
 
 def test_the_same_weights_give_the_same_signature_and_other_weights_another(tmp_path):
