@@ -50,6 +50,11 @@ def cut_story(story: str, max_words: int = WP_STORY_WORDS) -> list[str]:
     ['One two three four five six.']
     """
     sentences = split_sentences(story)
+    return sentences[: _head_length(sentences, max_words)]
+
+
+def _head_length(sentences: Sequence[str], max_words: int) -> int:
+    """How many leading sentences end at the boundary closest to ``max_words`` words (at least 1)."""
     best, best_gap, words = 1, None, 0
     for end, sentence in enumerate(sentences, 1):
         words += len(sentence.split())
@@ -58,7 +63,7 @@ def cut_story(story: str, max_words: int = WP_STORY_WORDS) -> list[str]:
             best, best_gap = end, gap
         if words >= max_words:
             break
-    return sentences[:best]
+    return best
 
 
 def writing_prompts_text(prompt: Any, story: Any, max_words: int = WP_STORY_WORDS) -> str | None:
@@ -104,13 +109,14 @@ def writing_prompts_segments(
     first = writing_prompts_text(prompt, story, max_words)
     if first is None:
         return []
+    # the story is split once; every segment is cut from that one list of sentences
     sentences = split_sentences(_WP_NEWLINE.sub("\n", story))
     segments = [first]
-    start = len(cut_story(_WP_NEWLINE.sub("\n", story), max_words))
+    start = _head_length(sentences, max_words)
     while start < len(sentences) and (max_segments is None or len(segments) < max_segments):
-        piece = cut_story(" ".join(sentences[start:]), max_words)
-        segments.append("\n".join(piece))
-        start += len(piece)
+        end = start + _head_length(sentences[start:], max_words)
+        segments.append("\n".join(sentences[start:end]))
+        start = end
     return segments
 
 

@@ -151,18 +151,21 @@ def test_writing_prompts_layout_is_detected_from_the_columns(tmp_path):
 
 
 LONG_STORY = " ".join(f"Sentence {i} has " + " ".join(["word"] * (5 + i % 17)) + " ." for i in range(60))
+# Lines without a full stop are sentences of their own only while the line breaks are there.
+LINES_STORY = " <newline> ".join(f"Line {i} has " + " ".join(["word"] * (5 + i % 17)) for i in range(60))
 
 
+@pytest.mark.parametrize("story", [LONG_STORY, LINES_STORY], ids=["sentences", "lines"])
 @pytest.mark.parametrize("prompt", ["[ WP ] Aliens land .", None])
-def test_segments_rebuild_the_whole_story_in_order_the_first_as_unions_text(prompt):
-    segments = writing_prompts_segments(prompt, LONG_STORY)
-    assert segments[0] == writing_prompts_text(prompt, LONG_STORY)
+def test_segments_rebuild_the_whole_story_in_order_the_first_as_unions_text(prompt, story):
+    segments = writing_prompts_segments(prompt, story)
+    assert segments[0] == writing_prompts_text(prompt, story)
     later = [line for segment in segments[1:] for line in segment.split("\n")]
     head = segments[0].split("\n")[1 if prompt else 0 :]
-    assert head + later == split_sentences(LONG_STORY)
+    assert head + later == split_sentences(story.replace(" <newline> ", "\n"))
     assert all(180 <= len(segment.split()) <= 220 for segment in segments[1:-1])
-    assert writing_prompts_segments(prompt, LONG_STORY, max_segments=2) == segments[:2]
-    assert writing_prompts_segments(prompt, LONG_STORY, max_segments=1) == segments[:1]
+    assert writing_prompts_segments(prompt, story, max_segments=2) == segments[:2]
+    assert writing_prompts_segments(prompt, story, max_segments=1) == segments[:1]
 
 
 def test_wp_rows_become_several_texts_with_segments_and_one_without(tmp_path):
