@@ -128,7 +128,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--long-stories",
         choices=["head", "windows"],
         help="union: read a story longer than the window by its head, or as consecutive windows whose "
-        "scores are averaged (default: what the checkpoint records; windows for the default)",
+        "scores are averaged (default: what the checkpoint records, else head; the shipped default reads the head)",
     )
     score.add_argument("--lm-model", help="gruen: masked LM (Hub id or folder)")
     score.add_argument("--cola-model", help="gruen: CoLA classifier (Hub id or folder)")

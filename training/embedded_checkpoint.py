@@ -27,6 +27,7 @@ from story_quality.union.checkpoints import (
 from story_quality.union.story_text import CONFIG_KEY, NAMES_SHA256
 from story_quality.union.windows import CONFIG_KEY as LONG_STORIES_KEY
 from story_quality.union.windows import LONG_STORIES
+from story_quality.validation import check_choice
 
 DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / EMBEDDED_FOLDER
 SIZE_LIMIT_BYTES = 48 * 10**6
@@ -57,8 +58,8 @@ def export_embedded(
     trained the checkpoint. ``long_stories`` ("head" or "windows") is recorded as the reading the
     metric uses by default for stories longer than the window (the one it was validated with).
     """
-    if long_stories is not None and long_stories not in LONG_STORIES:
-        raise ValueError(f"long_stories must be one of {list(LONG_STORIES)}, got {long_stories!r}")
+    if long_stories is not None:
+        check_choice(long_stories, "long_stories", LONG_STORIES)
     if target.exists():
         foreign = sorted(p.name for p in target.iterdir() if p.name not in CHECKPOINT_FILES)
         if not target.is_dir() or foreign:

@@ -60,8 +60,9 @@ Args:
         (200 for the published checkpoints, 256 for "default").
     long_stories (`str`, optional): how a story longer than the window is read: "head" keeps
         its first word pieces (the paper), "windows" scores consecutive windows of whole
-        sentences and averages them. Default: what the checkpoint records ("windows" for
-        "default"), else "head". Stories that fit the window score the same either way.
+        sentences and averages them, weighted by their lengths. Default: what the checkpoint
+        records, else "head" ("default" records nothing: head). Stories that fit the window
+        score the same either way.
 
 Returns:
     scores (`list` of `float`): P(human-written) for each story, in input order, in [0, 1];
