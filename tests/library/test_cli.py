@@ -50,25 +50,27 @@ def read_output(path: pathlib.Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def union_args(source: pathlib.Path, output: pathlib.Path, checkpoint: pathlib.Path) -> list[str]:
+    """The command line that scores ``source`` into ``output`` with the union checkpoint."""
+    return [
+        "--metric",
+        "union",
+        "--input",
+        str(source),
+        "--output",
+        str(output),
+        "--checkpoint",
+        str(checkpoint),
+    ]
+
+
 def run_cli(*args: str) -> int:
     return cli.main(["score", *args])
 
 
 def test_one_row_per_story_equal_to_compute_with_the_signature_first(tmp_path, checkpoint, expected, capsys):
     source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
-    assert (
-        run_cli(
-            "--metric",
-            "union",
-            "--input",
-            str(source),
-            "--output",
-            str(output),
-            "--checkpoint",
-            str(checkpoint),
-        )
-        == 0
-    )
+    assert run_cli(*union_args(source, output, checkpoint)) == 0
     rows = read_output(output)
     assert [row["index"] for row in rows] == list(range(len(STORIES)))
     assert [row["line"] for row in rows] == list(range(1, len(STORIES) + 1))
@@ -81,16 +83,7 @@ def test_one_row_per_story_equal_to_compute_with_the_signature_first(tmp_path, c
 
 def test_a_cut_short_output_is_completed_by_rerunning(tmp_path, checkpoint, expected, capsys):
     source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
-    args = [
-        "--metric",
-        "union",
-        "--input",
-        str(source),
-        "--output",
-        str(output),
-        "--checkpoint",
-        str(checkpoint),
-    ]
+    args = union_args(source, output, checkpoint)
     assert run_cli(*args, "--chunk-size", "2") == 0
     whole = output.read_text()
     lines = whole.splitlines(keepends=True)
@@ -105,16 +98,7 @@ def test_a_cut_short_output_is_completed_by_rerunning(tmp_path, checkpoint, expe
 
 def test_a_different_setting_refuses_to_append(tmp_path, checkpoint, capsys):
     source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
-    args = [
-        "--metric",
-        "union",
-        "--input",
-        str(source),
-        "--output",
-        str(output),
-        "--checkpoint",
-        str(checkpoint),
-    ]
+    args = union_args(source, output, checkpoint)
     assert run_cli(*args) == 0
     before = output.read_text()
     output.write_text("".join(before.splitlines(keepends=True)[:2]))
@@ -127,16 +111,7 @@ def test_bad_rows_are_refused_by_line_or_skipped_with_a_reason(tmp_path, checkpo
     source, output = tmp_path / "stories.jsonl", tmp_path / "scores.jsonl"
     records = [{"story": STORIES[0]}, {"story": ""}, {"story": 5}, {"story": STORIES[1]}]
     source.write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    args = [
-        "--metric",
-        "union",
-        "--input",
-        str(source),
-        "--output",
-        str(output),
-        "--checkpoint",
-        str(checkpoint),
-    ]
+    args = union_args(source, output, checkpoint)
     assert run_cli(*args, "--text-column", "story") == 2
     assert "2 row(s) hold no text (line 2: empty; line 3: not text (int))" in capsys.readouterr().err
     assert not output.exists()
@@ -168,16 +143,7 @@ def test_csv_input_and_gruen_scores_every_aspect(tmp_path):
 
 def test_long_stories_reaches_the_metric_and_its_signature(tmp_path, checkpoint):
     source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
-    args = [
-        "--metric",
-        "union",
-        "--input",
-        str(source),
-        "--output",
-        str(output),
-        "--checkpoint",
-        str(checkpoint),
-    ]
+    args = union_args(source, output, checkpoint)
     assert run_cli(*args, "--max-length", "16", "--long-stories", "windows") == 0
     windowed = evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint)).compute(
         predictions=STORIES, max_length=16, long_stories="windows"
