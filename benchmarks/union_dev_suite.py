@@ -132,8 +132,9 @@ def _pairs(name: str, texts: list[str]) -> PairSet:
 def pair_sets() -> list[PairSet]:
     datasets.disable_progress_bars()
     roc = roc_stories()[1]
-    wp = [writing_prompts_text(row["prompt"], row["story"]) for row in wp_rows()[1]]
-    whole = ["\n".join(writing_prompts_segments(row["prompt"], row["story"])) for row in wp_rows()[1]]
+    held_wp = wp_rows()[1]
+    wp = [writing_prompts_text(row["prompt"], row["story"]) for row in held_wp]
+    whole = ["\n".join(writing_prompts_segments(row["prompt"], row["story"])) for row in held_wp]
     return [
         _pairs("ROC held-back pairs", roc),
         _pairs("WP held-back pairs", [t for t in wp if t]),
