@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import pathlib
 
@@ -26,3 +27,13 @@ def shared_data(*parts: str) -> pathlib.Path:
             f"{path} does not exist; point {ENV_VAR} at the folder that holds {parts[0]}/."
         )
     return path
+
+
+def add_union_roc_dir(parser: argparse.ArgumentParser) -> None:
+    """``--data-dir``: the folder of UNION's ROC evaluation data (``ant_data.txt`` and beside it)."""
+    parser.add_argument(
+        "--data-dir",
+        type=pathlib.Path,
+        default=shared_data_dir() / "union-roc",
+        help="UNION's ROC evaluation data (default: union-roc/ in the data folder)",
+    )

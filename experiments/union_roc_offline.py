@@ -35,7 +35,7 @@ import datasets  # noqa: E402
 
 from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown  # noqa: E402
 from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
-from benchmarks.shared_data import shared_data_dir  # noqa: E402
+from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
 from story_quality.training.corpora import load_stories  # noqa: E402
 from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
@@ -43,7 +43,6 @@ from story_quality.training.negatives.corruptions import technique_probs_argumen
 from story_quality.union.story_text import ROC_STORIES  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-DATA = shared_data_dir() / "union-roc"
 
 
 def first_sentence(story: str) -> str:
@@ -106,7 +105,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--output-dir", type=pathlib.Path, required=True)
-    parser.add_argument("--data-dir", type=pathlib.Path, default=DATA, help="UNION's ROC evaluation data")
+    add_union_roc_dir(parser)
     parser.add_argument("--epochs", type=float, default=2.0)
     parser.add_argument("--negatives", type=int, default=1, help="corrupted copies per human story")
     parser.add_argument("--reconstruction-weight", type=float, default=0.1)

@@ -26,7 +26,7 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 from benchmarks.correlation import evaluate_scores, read_annotations, to_markdown  # noqa: E402
-from benchmarks.shared_data import shared_data_dir  # noqa: E402
+from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
 from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
 
@@ -37,12 +37,7 @@ def main() -> None:
     )
     parser.add_argument("checkpoints", nargs="+", type=pathlib.Path, help="two or more run checkpoints")
     parser.add_argument("--output-dir", type=pathlib.Path, required=True)
-    parser.add_argument(
-        "--data-dir",
-        type=pathlib.Path,
-        default=shared_data_dir() / "union-roc",
-        help="UNION's ROC evaluation data",
-    )
+    add_union_roc_dir(parser)
     args = parser.parse_args()
     out = args.output_dir
     annotations = read_annotations(args.data_dir / "ant_data.txt", args.data_dir / "ant_data_all.txt")

@@ -26,7 +26,7 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 from benchmarks.correlation import correlate, read_annotations  # noqa: E402
-from benchmarks.shared_data import shared_data_dir  # noqa: E402
+from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
 from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
 from story_quality.training.run_setup import trainer_checkpoints  # noqa: E402
@@ -43,12 +43,7 @@ def main() -> None:
     parser.add_argument(
         "--tail", type=int, default=0, metavar="K", help="also average the last K checkpoints"
     )
-    parser.add_argument(
-        "--data-dir",
-        type=pathlib.Path,
-        default=shared_data_dir() / "union-roc",
-        help="UNION's ROC evaluation data",
-    )
+    add_union_roc_dir(parser)
     args = parser.parse_args()
     checkpoints = trainer_checkpoints(args.run_dir) if args.run_dir.is_dir() else []
     if not checkpoints:

@@ -127,8 +127,9 @@ def table_rows(values: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(name, format_value(value)) for name, value in values.items()]
 
 
-def training_recipe(args: Any, *, steps: int, world_size: int, **extra: Any) -> dict[str, Any]:
-    """The hyper-parameters a run actually used, from its ``TrainingArguments`` and step count."""
+def recipe_rows(trainer: Any, **extra: Any) -> list[tuple[str, str]]:
+    """The card's recipe table: the hyper-parameters a trained ``Trainer`` used, then ``extra``."""
+    args, steps, world_size = trainer.args, trainer.state.global_step, trainer.args.world_size
     precision = "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32"
     recipe = {
         "optimizer": f"{format_value(args.optim)} (betas {args.adam_beta1}, {args.adam_beta2}, eps {args.adam_epsilon})",
@@ -150,4 +151,4 @@ def training_recipe(args: Any, *, steps: int, world_size: int, **extra: Any) -> 
         "precision": precision,
     }
     recipe.update(extra)
-    return recipe
+    return table_rows(recipe)

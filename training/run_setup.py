@@ -35,6 +35,18 @@ WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_mo
 DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
+@dataclass(kw_only=True)
+class PreparationArguments:
+    """Data preparation options both scripts take (keyword-only, so they follow each script's own fields)."""
+
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "Keep only the first N training examples (quick runs)."}
+    )
+    preprocessing_num_workers: int | None = field(
+        default=None, metadata={"help": "Processes for data preparation (negative sampling, tokenisation)."}
+    )
+
+
 @dataclass
 class RunArguments(OutputFolderArguments, TrainingArguments):
     """``TrainingArguments`` with the defaults both training scripts share; each sets its own batch sizes."""

@@ -34,21 +34,13 @@ from transformers import (
 from story_quality import citation
 from story_quality.gruen import CITATION as GRUEN_CITATION
 from story_quality.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
+from story_quality.training import run_setup
 from story_quality.training.model_cards import (
     hub_id_or_none,
+    recipe_rows,
     render_model_card,
     table_rows,
-    training_recipe,
     write_model_card,
-)
-from story_quality.training.run_setup import (
-    DATA_FILE_BUILDERS,
-    RunArguments,
-    configure_logging,
-    parse_arguments,
-    push_run,
-    resume_checkpoint,
-    train_and_evaluate,
 )
 
 logger = logging.getLogger(__name__)
@@ -59,7 +51,7 @@ COLA_CITATION = citation("warstadt-etal-2019-neural").strip()
 
 
 @dataclass
-class ColaArguments:
+class ColaArguments(run_setup.PreparationArguments):
     model_name_or_path: str = field(
         default=LM_CHECKPOINT, metadata={"help": "Encoder to fine-tune (GRUEN: bert-base-cased)."}
     )
@@ -76,16 +68,10 @@ class ColaArguments:
         default=None, metadata={"help": "Local validation sentences, in the same format (commas join files)."}
     )
     max_length: int = field(default=128, metadata={"help": "Word pieces kept per sentence (GRUEN: 128)."})
-    max_train_samples: int | None = field(
-        default=None, metadata={"help": "Keep only the first N training sentences (quick runs)."}
-    )
-    preprocessing_num_workers: int | None = field(
-        default=None, metadata={"help": "Processes for tokenisation."}
-    )
 
 
 @dataclass
-class ColaTrainingArguments(RunArguments):
+class ColaTrainingArguments(run_setup.RunArguments):
     """``TrainingArguments`` with the usual GLUE fine-tuning defaults."""
 
     learning_rate: float = field(default=2e-5, metadata={"help": "AdamW peak learning rate."})
@@ -160,7 +146,7 @@ def load_cola(args: ColaArguments) -> datasets.DatasetDict:
             )
         files = {"train": args.train_file.split(","), "validation": args.validation_file.split(",")}
         extensions = {os.path.splitext(f)[1].lower() for paths in files.values() for f in paths}
-        known = {**DATA_FILE_BUILDERS, ".tsv": "cola-raw"}
+        known = {**run_setup.DATA_FILE_BUILDERS, ".tsv": "cola-raw"}
         builders = {known.get(e) for e in extensions}
         if len(builders) != 1 or None in builders:
             raise ValueError(f"--train_file/--validation_file must share one of {sorted(known)}.")
@@ -192,11 +178,11 @@ def load_cola(args: ColaArguments) -> datasets.DatasetDict:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parser = HfArgumentParser((ColaArguments, ColaTrainingArguments), description=__doc__)
-    cola_args, args = parse_arguments(parser, argv)
-    configure_logging(args, logger)
+    cola_args, args = run_setup.parse_arguments(parser, argv)
+    run_setup.configure_logging(args, logger)
     push, args.push_to_hub = args.push_to_hub, False
     repo_id = args.hub_model_id or PROJECT_COLA_CHECKPOINT
-    checkpoint = resume_checkpoint(args)
+    checkpoint = run_setup.resume_checkpoint(args)
     set_seed(args.seed)
 
     tokenizer = AutoTokenizer.from_pretrained(cola_args.model_name_or_path)
@@ -224,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         processing_class=tokenizer,
         compute_metrics=compute_cola_metrics,
     )
-    results = train_and_evaluate(trainer, checkpoint)
+    results = run_setup.train_and_evaluate(trainer, checkpoint)
 
     trainer.save_model(args.output_dir)  # classifier and tokenizer, safetensors, on the main process
     if not trainer.is_world_process_zero():
@@ -268,20 +254,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         id2label=model.config.id2label,
         max_length=cola_args.max_length,
         training_data=table_rows(facts),
-        recipe=table_rows(
-            training_recipe(
-                args,
-                steps=trainer.state.global_step,
-                world_size=args.world_size,
-                **{"max word pieces": cola_args.max_length},
-            )
+        recipe=recipe_rows(
+            trainer,
+            **{"max word pieces": cola_args.max_length},
         ),
         citation=GRUEN_CITATION.strip() + "\n\n" + COLA_CITATION,
     )
     write_model_card(card, args.output_dir)
 
     if push:
-        push_run(args, repo_id, "CoLA classifier for GRUEN, trained with train_cola.py", logger)
+        run_setup.push_run(args, repo_id, "CoLA classifier for GRUEN, trained with train_cola.py", logger)
     return results
 
 

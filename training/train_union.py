@@ -31,6 +31,7 @@ import transformers
 from huggingface_hub import EvalResult
 from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 
+from story_quality.training import run_setup
 from story_quality.training.evaluation import (
     METHODS,
     AnnotatedStories,
@@ -40,18 +41,10 @@ from story_quality.training.evaluation import (
 )
 from story_quality.training.model_cards import (
     hub_id_or_none,
+    recipe_rows,
     render_model_card,
     table_rows,
-    training_recipe,
     write_model_card,
-)
-from story_quality.training.run_setup import (
-    RunArguments,
-    configure_logging,
-    parse_arguments,
-    push_run,
-    resume_checkpoint,
-    train_and_evaluate,
 )
 from story_quality.training.union_model import (
     DEFAULT_RECONSTRUCTION_WEIGHT,
@@ -86,7 +79,7 @@ class ModelArguments:
 
 
 @dataclass
-class DataArguments:
+class DataArguments(run_setup.PreparationArguments):
     dataset: str = field(
         metadata={
             "help": "Negative-sampled pairs (save_to_disk folder or .json/.jsonl/.csv/.parquet with columns "
@@ -123,16 +116,10 @@ class DataArguments:
             "reports Pearson/Spearman/Kendall of the scores with the mean vote."
         },
     )
-    max_train_samples: int | None = field(
-        default=None, metadata={"help": "Keep only the first N training examples (quick runs)."}
-    )
-    preprocessing_num_workers: int | None = field(
-        default=None, metadata={"help": "Processes for negative sampling and tokenisation."}
-    )
 
 
 @dataclass
-class UnionTrainingArguments(RunArguments):
+class UnionTrainingArguments(run_setup.RunArguments):
     """``TrainingArguments`` with UNION's defaults (AdamW, lr 5e-5, 10 % warm-up, batch 10)."""
 
     per_device_train_batch_size: int = field(
@@ -190,7 +177,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     results.update(score_annotated_stories(run, trainer))
     write_card(run, results, classifier, trainer, facts=training_facts(run, train, validation), added=added)
     if run.push:
-        push_run(run.args, run.repo_id, f"UNION ({run.preset.name}) trained with train_union.py", logger)
+        run_setup.push_run(
+            run.args, run.repo_id, f"UNION ({run.preset.name}) trained with train_union.py", logger
+        )
     return results
 
 
@@ -221,14 +210,14 @@ def check_run_numbers(model_args: ModelArguments, args: UnionTrainingArguments) 
 def parse_run(argv: Sequence[str] | None) -> Run:
     """Arguments and everything that can fail in seconds (bad flags, folders, annotation files)."""
     parser = HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments), description=__doc__)
-    model_args, data_args, args = parse_arguments(parser, argv)
-    configure_logging(args, logger)
+    model_args, data_args, args = run_setup.parse_arguments(parser, argv)
+    run_setup.configure_logging(args, logger)
     # The Trainer would create the Hub repository before training; we push once, at the end.
     push, args.push_to_hub = args.push_to_hub, False
     preset = PRESETS[data_args.normalization]
     args.label_names = ["labels"]
     check_run_numbers(model_args, args)
-    checkpoint = resume_checkpoint(args)
+    checkpoint = run_setup.resume_checkpoint(args)
     annotated = read_annotated_file(data_args.annotated_file) if data_args.annotated_file else None
     set_seed(args.seed)
     return Run(
@@ -326,7 +315,7 @@ def train_model(
         processing_class=tokenizer,
         compute_metrics=compute_accuracy,
     )
-    results = train_and_evaluate(trainer, run.checkpoint, evaluate=eval_features is not None)
+    results = run_setup.train_and_evaluate(trainer, run.checkpoint, evaluate=eval_features is not None)
     trainer.accelerator.wait_for_everyone()
     return trainer, results
 
@@ -378,17 +367,13 @@ def write_card(
         normalization=run.preset.normalization.to_dict(),
         max_length=model_args.max_length,
         training_data=table_rows(facts),
-        recipe=table_rows(
-            training_recipe(
-                args,
-                steps=trainer.state.global_step,
-                world_size=args.world_size,
-                **{
-                    "reconstruction weight (lambda)": model_args.reconstruction_weight,
-                    "max word pieces": model_args.max_length,
-                    "placeholder tokens added": ", ".join(added) or "none (already in the vocabulary)",
-                },
-            )
+        recipe=recipe_rows(
+            trainer,
+            **{
+                "reconstruction weight (lambda)": model_args.reconstruction_weight,
+                "max word pieces": model_args.max_length,
+                "placeholder tokens added": ", ".join(added) or "none (already in the vocabulary)",
+            },
         ),
         citation=union_citation(),
     )

@@ -8,6 +8,7 @@ import statistics
 
 import evaluate
 
+from story_quality import validation
 from story_quality.gruen import CITATION
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
 from story_quality.gruen.grammaticality import LM_SCORINGS
@@ -16,16 +17,6 @@ from story_quality.gruen.preprocessing import text_to_sentences
 from story_quality.gruen.scoring import GruenScorer
 from story_quality.sharing import SharedInstance
 from story_quality.signature import checkpoint_id, signature
-from story_quality.validation import (
-    CheckedInputs,
-    check_choice,
-    check_count,
-    check_device,
-    check_options,
-    check_texts,
-    is_blank,
-    text_metric_info,
-)
 
 _DESCRIPTION = """\
 GRUEN scores the linguistic quality of a text without any reference: grammaticality (a
@@ -100,20 +91,20 @@ OPTIONS = (
 
 def _checked(predictions) -> list[str]:
     """Strings only (blank ones score 0); a lone surrogate is not text."""
-    return check_texts(predictions, surrogates=False, allow_blank=True)
+    return validation.check_texts(predictions, surrogates=False, allow_blank=True)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Gruen(SharedInstance, CheckedInputs, evaluate.Metric):
+class Gruen(SharedInstance, validation.CheckedInputs, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return text_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL)
+        return validation.text_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL)
 
     def check_predictions(self, predictions) -> list[str]:
         return _checked(predictions)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Check every text before ``evaluate`` stores them (it would turn None and numbers into strings)."""
-        check_options(kwargs, OPTIONS)
+        validation.check_options(kwargs, OPTIONS)
         if predictions is not None or (self.writer is None and self.num_process == 1):
             predictions = _checked(predictions)
         return super().compute(predictions=predictions, references=references, **kwargs)
@@ -132,11 +123,13 @@ class Gruen(SharedInstance, CheckedInputs, evaluate.Metric):
         batch_size: int = DEFAULT_BATCH_SIZE,
         device: str | None = None,
     ) -> dict:
-        lm_scoring = check_choice(lm_scoring, "lm_scoring", LM_SCORINGS)
-        batch_size = check_count(batch_size, "batch_size")
-        target = check_device(device)
+        lm_scoring = validation.check_choice(lm_scoring, "lm_scoring", LM_SCORINGS)
+        batch_size = validation.check_count(batch_size, "batch_size")
+        target = validation.check_device(device)
         # Blank text (invisible characters included) scores 0, as the card says.
-        texts = [text_to_sentences("" if is_blank(text) else text) for text in _checked(predictions)]
+        texts = [
+            text_to_sentences("" if validation.is_blank(text) else text) for text in _checked(predictions)
+        ]
         if not hasattr(self, "_model_cache"):
             self._model_cache = ModelCache()
         scorer = GruenScorer(self._model_cache, target, batch_size)

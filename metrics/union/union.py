@@ -15,6 +15,7 @@ import warnings
 import evaluate
 import torch
 
+from story_quality import validation
 from story_quality.batching import progress
 from story_quality.sharing import SharedInstance
 from story_quality.signature import checkpoint_id, normalization_label, signature
@@ -25,16 +26,6 @@ from story_quality.union.loading import human_label_index, load_checkpoint, refu
 from story_quality.union.scoring import class_probabilities, encode, model_window
 from story_quality.union.story_text import StoryNormalization
 from story_quality.union.windows import LONG_STORIES, encode_windows, recorded_long_stories, story_means
-from story_quality.validation import (
-    CheckedInputs,
-    check_choice,
-    check_count,
-    check_device,
-    check_options,
-    check_texts,
-    check_window,
-    text_metric_info,
-)
 
 _DESCRIPTION = """\
 UNION scores how coherent a story is, without a reference story. It is a BERT classifier
@@ -95,9 +86,11 @@ CODE_URL = "https://github.com/thu-coai/UNION"
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Union(SharedInstance, CheckedInputs, evaluate.Metric):
+class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return text_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL, codebase_url=CODE_URL)
+        return validation.text_metric_info(
+            _DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL, codebase_url=CODE_URL
+        )
 
     def _build_data_dir(self) -> str:
         # evaluate joins config_name into its cache path: a local checkpoint path would make the
@@ -142,12 +135,12 @@ class Union(SharedInstance, CheckedInputs, evaluate.Metric):
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
-        check_options(kwargs, OPTIONS)
+        validation.check_options(kwargs, OPTIONS)
         if predictions is None:  # score what add_batch gathered
             if self.writer is None and self.num_process == 1:
-                check_texts(None)
+                validation.check_texts(None)
             return super().compute(references=references, **kwargs)
-        texts = check_texts(predictions)
+        texts = validation.check_texts(predictions)
         if self.num_process == 1 and self.writer is None:
             # Nothing added with add_batch, one process: score the list as given. evaluate's own
             # path writes every story to an Arrow file and reads them all back into a second list,
@@ -164,15 +157,17 @@ class Union(SharedInstance, CheckedInputs, evaluate.Metric):
         max_length: int | None = None,
         long_stories: str | None = None,
     ) -> dict:
-        predictions = check_texts(predictions)
-        batch_size = check_count(batch_size, "batch_size")
-        max_length = check_window(max_length, model_window(self.tokenizer, self.model.config), MIN_WINDOW)
+        predictions = validation.check_texts(predictions)
+        batch_size = validation.check_count(batch_size, "batch_size")
+        max_length = validation.check_window(
+            max_length, model_window(self.tokenizer, self.model.config), MIN_WINDOW
+        )
         long_stories = (
             self.long_stories
             if long_stories is None
-            else check_choice(long_stories, "long_stories", LONG_STORIES)
+            else validation.check_choice(long_stories, "long_stories", LONG_STORIES)
         )
-        target = check_device(device)
+        target = validation.check_device(device)
         if next(self.model.parameters()).device != target:
             self.model.to(target)
         window = model_window(self.tokenizer, self.model.config, max_length)

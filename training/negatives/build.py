@@ -24,7 +24,7 @@ import json
 import logging
 import sys
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import datasets
@@ -221,6 +221,34 @@ def _code_fingerprint() -> str:
     return Hasher.hash([inspect.getsource(module) for module in modules])
 
 
+def _replace_rows(
+    data: datasets.Dataset,
+    function: Callable[..., dict[str, list[Any]]],
+    *,
+    batch_size: int,
+    num_proc: int | None,
+    features: datasets.Features,
+    fingerprint: str,
+    desc: str,
+    fn_kwargs: dict[str, Any],
+    with_indices: bool = False,
+) -> datasets.Dataset:
+    """``data`` batch-mapped through ``function`` into new rows of ``features`` (no input column kept),
+    cached under ``fingerprint`` so that a rebuild with the same inputs reuses it."""
+    return data.map(
+        function,
+        batched=True,
+        batch_size=batch_size,
+        with_indices=with_indices,
+        num_proc=num_proc,
+        remove_columns=data.column_names,
+        features=features,
+        fn_kwargs=fn_kwargs,
+        new_fingerprint=fingerprint,
+        desc=desc,
+    )
+
+
 def build_union_dataset(
     stories: datasets.Dataset,
     *,
@@ -263,21 +291,13 @@ def build_union_dataset(
     probs = None if technique_probs is None else check_technique_probs(technique_probs)
     lexicon = (lexicon or Lexicon()).resolve()
     code = _code_fingerprint()
-    prepared = stories.map(
+    prepared = _replace_rows(
+        stories,
         prepare_batch,
-        batched=True,
         batch_size=batch_size,
-        with_indices=True,
         num_proc=num_proc,
-        remove_columns=stories.column_names,
         features=_PREPARED_FEATURES,
-        fn_kwargs={
-            "text_column": text_column,
-            "normalization": normalization,
-            "lexicon": lexicon,
-            "min_sentences": min_sentences,
-        },
-        new_fingerprint=Hasher.hash(
+        fingerprint=Hasher.hash(
             [
                 stories._fingerprint,
                 text_column,
@@ -288,6 +308,13 @@ def build_union_dataset(
             ]
         ),
         desc="Normalising and tagging stories",
+        with_indices=True,
+        fn_kwargs={
+            "text_column": text_column,
+            "normalization": normalization,
+            "lexicon": lexicon,
+            "min_sentences": min_sentences,
+        },
     )
     # datasets returns a column-less dataset when mapping zero rows
     skipped = Counter(reason for reason in prepared["skip"] if reason) if len(prepared) else Counter()
@@ -301,14 +328,14 @@ def build_union_dataset(
     else:
         keywords = count_keywords(kept, lexicon, batch_size)
         related = find_related(kept, lexicon, related_donors) if related_donors else None
-        fingerprint = Hasher.hash([kept._fingerprint, seed, code, related_donors, probs])
-        out = kept.map(
+        out = _replace_rows(
+            kept,
             corrupt_batch,
-            batched=True,
             batch_size=batch_size,
             num_proc=num_proc,
-            remove_columns=kept.column_names,
             features=OUTPUT_FEATURES,
+            fingerprint=Hasher.hash([kept._fingerprint, seed, code, related_donors, probs]),
+            desc="Corrupting stories",
             fn_kwargs={
                 "seed": seed,
                 "lexicon": lexicon,
@@ -317,8 +344,6 @@ def build_union_dataset(
                 "related": related,
                 "technique_probs": probs,
             },
-            new_fingerprint=fingerprint,
-            desc="Corrupting stories",
         )
     uncorruptible = len(kept) - len(out) // 2
     if uncorruptible:
