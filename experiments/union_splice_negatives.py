@@ -57,7 +57,9 @@ def main() -> None:
     )
     parser.add_argument("corpus", type=pathlib.Path, help="a corpus folder written by build_union_data.py")
     parser.add_argument("output_dir", type=pathlib.Path)
-    parser.add_argument("--fraction", type=float, default=1 / 3, help="share of stories spliced (default: 1/3)")
+    parser.add_argument(
+        "--fraction", type=float, default=1 / 3, help="share of stories spliced (default: 1/3)"
+    )
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     corpus = datasets.load_from_disk(str(args.corpus))
