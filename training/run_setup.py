@@ -37,7 +37,7 @@ DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parque
 
 @dataclass(kw_only=True)
 class PreparationArguments:
-    """Data preparation options both scripts take (keyword-only, so they follow each script's own fields)."""
+    """Data preparation options both scripts take (keyword-only: a subclass may add fields without defaults)."""
 
     max_train_samples: int | None = field(
         default=None, metadata={"help": "Keep only the first N training examples (quick runs)."}
