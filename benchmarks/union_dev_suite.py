@@ -47,6 +47,7 @@ from story_quality.training.corpora import writing_prompts_segments, writing_pro
 from story_quality.training.evaluation import METHODS, correlate, read_annotations  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
+from story_quality.union.checkpoints import EMBEDDED_NAME, PUBLISHED_CHECKPOINTS  # noqa: E402
 from story_quality.union.story_text import StoryNormalization  # noqa: E402
 
 PAIR_SEED = 2026
@@ -142,6 +143,14 @@ def pair_sets() -> list[PairSet]:
     ]
 
 
+def load_union(checkpoint: str) -> evaluate.EvaluationModule:
+    """The ``union`` metric on a config name (default, roc, wp) or a checkpoint folder (made absolute)."""
+    named = checkpoint == EMBEDDED_NAME or checkpoint in PUBLISHED_CHECKPOINTS
+    return evaluate.load(
+        metric_path("union"), checkpoint if named else str(pathlib.Path(checkpoint).resolve())
+    )
+
+
 def evaluate_checkpoint(
     checkpoint: str,
     rated: list[RatedSet],
@@ -150,8 +159,7 @@ def evaluate_checkpoint(
     max_length: int | None,
     long_stories: str | None = None,
 ) -> dict[str, dict[str, float]]:
-    name = checkpoint if checkpoint in {"default", "roc", "wp"} else str(pathlib.Path(checkpoint).resolve())
-    metric = evaluate.load(metric_path("union"), name)
+    metric = load_union(checkpoint)
     options = {"batch_size": batch_size, "max_length": max_length, "long_stories": long_stories}
     rows: dict[str, dict[str, float]] = {}
     for rated_set in rated:

@@ -44,10 +44,13 @@ def splice(story: list[str], donor: list[str]) -> str:
     keep = max(2, len(story) // 2)
     budget = sum(len(s.split()) for s in story[keep:])
     tail: list[str] = []
+    used = 0
     for sentence in donor[len(donor) // 2 :]:
-        if tail and sum(len(s.split()) for s in tail) + len(sentence.split()) > budget:
+        words = len(sentence.split())
+        if tail and used + words > budget:
             break
         tail.append(sentence)
+        used += words
     return " ".join(story[:keep] + tail)
 
 

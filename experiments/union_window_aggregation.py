@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import pathlib
 from collections.abc import Callable, Sequence
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,8 +23,7 @@ import evaluate  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from benchmarks.union_dev_suite import METHODS, correlate, pair_sets, rated_sets  # noqa: E402
-from story_quality import metric_path  # noqa: E402
+from benchmarks.union_dev_suite import METHODS, correlate, load_union, pair_sets, rated_sets  # noqa: E402
 from story_quality.union.scoring import class_probabilities  # noqa: E402
 from story_quality.union.windows import encode_windows  # noqa: E402
 
@@ -63,10 +61,7 @@ def main() -> None:
     print("| checkpoint | combination | WP dev-300 (P / S / K) | WP whole-story pairs | human mean |")
     print("|---|---|---|---|---|")
     for checkpoint in args.checkpoint:
-        name = (
-            checkpoint if checkpoint in {"default", "roc", "wp"} else str(pathlib.Path(checkpoint).resolve())
-        )
-        metric = evaluate.load(metric_path("union"), name)
+        metric = load_union(checkpoint)
         rated = window_scores(metric, wp_dev.stories)
         human, corrupted = window_scores(metric, whole.human), window_scores(metric, whole.corrupted)
         for label, combine in COMBINE.items():

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import pathlib
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
@@ -23,8 +22,7 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 import evaluate  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.union_dev_suite import METHODS, correlate, distinct_trigrams, rated_sets  # noqa: E402
-from story_quality import metric_path  # noqa: E402
+from benchmarks.union_dev_suite import METHODS, correlate, distinct_trigrams, load_union, rated_sets  # noqa: E402
 
 
 def auc(higher: np.ndarray, lower: np.ndarray) -> float:
@@ -64,10 +62,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|")
     for checkpoint in args.checkpoint:
-        name = (
-            checkpoint if checkpoint in {"default", "roc", "wp"} else str(pathlib.Path(checkpoint).resolve())
-        )
-        metric = evaluate.load(metric_path("union"), name)
+        metric = load_union(checkpoint)
         scores = np.asarray(
             metric.compute(predictions=wp_dev.stories, long_stories=args.long_stories)["scores"], dtype=float
         )
