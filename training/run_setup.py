@@ -43,7 +43,10 @@ class PreparationArguments:
         default=None, metadata={"help": "Keep only the first N training examples (quick runs)."}
     )
     preprocessing_num_workers: int | None = field(
-        default=None, metadata={"help": "Processes that prepare the data (tokenisation; negative sampling in train_union.py)."}
+        default=None,
+        metadata={
+            "help": "Processes that prepare the data (tokenisation; negative sampling in train_union.py)."
+        },
     )
 
 
