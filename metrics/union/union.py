@@ -52,7 +52,7 @@ Args:
     long_stories (`str`, optional): how a story longer than the window is read: "head" keeps
         its first word pieces (the paper), "windows" scores consecutive windows of whole
         sentences and averages them, weighted by their lengths. Default: what the checkpoint
-        records, else "head" ("default" records nothing: head). Stories that fit the window
+        records, else "head" ("default" records "windows"). Stories that fit the window
         score the same either way.
 
 Returns:

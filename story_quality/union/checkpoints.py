@@ -25,7 +25,7 @@ EMBEDDED_PACKAGE = "story_quality.metrics.union"
 EMBEDDED_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped folder's MANIFEST, which lists the sha256 of every other file in it.
-EMBEDDED_MANIFEST_SHA256 = "273b99bdbacd2f427787fa15376e4ebab74585c0066bbbc28b31f673391b8bbd"
+EMBEDDED_MANIFEST_SHA256 = "a8c6ea1f84721b8be95de35807e0930c0f332de8478148853bbee6ef66e8931c"
 
 
 class CheckpointError(OSError):

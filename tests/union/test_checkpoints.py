@@ -157,6 +157,7 @@ def test_default_resolves_to_the_verified_shipped_folder(exported, monkeypatch):
 def test_the_shipped_card_names_the_base_model_and_data_and_no_machine_path():
     card = (embedded_checkpoint_dir() / "README.md").read_text()
     assert "base_model: sentence-transformers/all-MiniLM-L6-v2" in card
-    assert "70fab7fe7764703192b6da25d84d845a9d4551e12a06a618bb61360195cdeef4" in card  # the corpus's sha256
+    assert "70fab7fe7764703192b6da25d84d845a9d4551e12a06a618bb61360195cdeef4" in card  # corrupted copies
+    assert "37f5fd217dc50e47ecc5e283dd84bdce061e09da28364ffebc27bd745ed4ef35" in card  # a quarter generated
     for machine_path in ("/work/", "/tmp/", "/home/", "/root/", "site-packages", ".venv", "outputs/"):
         assert machine_path not in card, machine_path

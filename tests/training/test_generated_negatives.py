@@ -1,0 +1,161 @@
+"""Generated negatives: the LM's sampling rules, the fold export and the replacement of corrupted copies."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import datasets
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from story_quality.training import generated_negatives as gn
+
+WORDS = ["a", "b", "c", "d", "."]
+VOCABULARY = {word: index for index, word in enumerate(gn.SPECIALS + WORDS)}
+PERIOD = VOCABULARY["."]
+
+
+def tiny_lm(seed: int = 0) -> GPT2LMHeadModel:
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=len(VOCABULARY), n_positions=gn.BLOCK, n_embd=32, n_layer=1, n_head=2)
+    return GPT2LMHeadModel(config).eval()
+
+
+def options(**changes) -> gn.SamplingOptions:
+    return gn.SamplingOptions(top_k=len(VOCABULARY), sentence_end_ids=frozenset({PERIOD}), **changes)
+
+
+def trigrams(ids: list[int]) -> list[tuple[int, int, int]]:
+    return [tuple(ids[i : i + 3]) for i in range(len(ids) - 2)]
+
+
+def test_blocked_rows_never_repeat_a_trigram_and_free_rows_do():
+    torch.manual_seed(1)
+    prefix = [gn.DOMAIN_TOKEN["wp"], VOCABULARY["a"], VOCABULARY["b"], VOCABULARY["c"]]
+    blocked = [True] * 6 + [False] * 6
+    new = gn.sample(tiny_lm(), [prefix] * 12, [40] * 12, "wp", blocked, options(margin=0))
+    for row, continuation in enumerate(new):
+        assert continuation, row
+        grams = trigrams(prefix + continuation)
+        if blocked[row]:
+            assert len(grams) == len(set(grams)), f"blocked row {row} repeats a 3-gram"
+    assert any(len(set(trigrams(prefix + c))) < len(trigrams(prefix + c)) for c in new[6:])
+
+
+def test_samples_hold_no_specials_and_roc_rows_stop_after_four_sentences():
+    torch.manual_seed(2)
+    prefixes = [[gn.DOMAIN_TOKEN["roc"], VOCABULARY["a"], PERIOD], [gn.DOMAIN_TOKEN["roc"], VOCABULARY["b"]]]
+    new = gn.sample(tiny_lm(), prefixes, [60, 60], "roc", [False, True], options(margin=5))
+    for continuation in new:
+        assert all(word >= len(gn.SPECIALS) for word in continuation)
+        assert len(continuation) <= 65
+        ends = sum(word == PERIOD for word in continuation)
+        assert ends <= gn.ROC_NEW_SENTENCES
+        if len(continuation) < 65:
+            assert ends == gn.ROC_NEW_SENTENCES and continuation[-1] == PERIOD
+
+
+def test_continued_stories_keep_their_opening_and_come_in_a_blocked_and_a_free_copy():
+    torch.manual_seed(3)
+    targets = [
+        {"story_index": 7, "domain": "roc", "fold": 0, "text": "a b . c d . a c . b d . d a ."},
+        {"story_index": 9, "domain": "roc", "fold": 0, "text": "zz b . c d . a c . b d . d a ."},
+    ]
+    records = gn.continue_stories(tiny_lm(), targets, VOCABULARY, options(), batch_size=3)
+    assert [(r["story_index"], r["copy"], r["blocked"]) for r in records] == [
+        (7, 0, True),
+        (7, 1, False),
+        (9, 0, True),
+        (9, 1, False),
+    ]
+    assert records[0]["text"].startswith("a b . ") and records[2]["text"].startswith("zz b . ")
+    assert all(r["text"].split()[-1] in gn.SENTENCE_ENDS for r in records)
+
+
+def test_the_lm_learns_a_pattern_and_keeps_its_best_epoch():
+    texts = [("roc", "a b c d .")] * 400
+    _, record = gn.train_lm(texts, VOCABULARY, gn.LMOptions(width=32, layers=1, epochs=3, batch_size=8))
+    losses = record["held_out_loss"]
+    assert losses[-1] < losses[0]
+    assert record["best_perplexity"] == pytest.approx(math.exp(min(losses)), abs=0.1)
+    with pytest.raises(ValueError, match="fewer than two windows"):
+        gn.train_lm([("roc", "a b .")], VOCABULARY, gn.LMOptions(width=32, layers=1, epochs=1))
+
+
+def pairs(stories: dict[int, str], negatives_each: int = 2) -> datasets.Dataset:
+    rows = []
+    for index, story in stories.items():
+        for copy in range(negatives_each):
+            rows.append(
+                {
+                    "text": story,
+                    "label": 1,
+                    "original": story,
+                    "context": "",
+                    "corruptions": [],
+                    "story_index": index,
+                }
+            )
+            rows.append(
+                {
+                    "text": f"corrupted {copy} of {index}",
+                    "label": 0,
+                    "original": story,
+                    "context": "",
+                    "corruptions": ["reordering"],
+                    "story_index": index,
+                }
+            )
+    return datasets.Dataset.from_list(rows)
+
+
+def test_replacing_every_copy_takes_the_samples_in_order_and_leaves_human_rows():
+    corpus = pairs({0: "a b c d e .", 1: "b c d e f ."})
+    samples = {0: ["a b x y z .", "a b q r s ."]}
+    swapped, summary = gn.replace_negatives(corpus, samples, fraction=1.0, seed=0)
+    negatives = [r for r in swapped if r["label"] == 0]
+    assert [r["text"] for r in negatives] == [
+        "a b x y z .",
+        "a b q r s .",
+        "corrupted 0 of 1",
+        "corrupted 1 of 1",
+    ]
+    assert [r["corruptions"] for r in negatives] == [[gn.GENERATED]] * 2 + [["reordering"]] * 2
+    assert [r for r in swapped if r["label"] == 1] == [r for r in corpus if r["label"] == 1]
+    assert summary["replaced"] == 2 and summary["negatives"] == 4
+    assert summary["mean_4gram_copy_rate"] == 0.0
+
+
+def test_replacing_nothing_changes_nothing_and_a_share_outside_0_1_is_refused():
+    corpus = pairs({0: "a b c d e ."})
+    unchanged, summary = gn.replace_negatives(corpus, {0: ["x y z ."]}, fraction=0.0, seed=0)
+    assert unchanged.to_list() == corpus.to_list() and summary["replaced"] == 0
+    with pytest.raises(ValueError, match="--fraction"):
+        gn.replace_negatives(corpus, {}, fraction=1.5, seed=0)
+
+
+def test_export_finds_each_storys_fold_and_refuses_a_story_the_lm_would_read(tmp_path):
+    def human(texts: list[str], folder: str) -> None:
+        datasets.Dataset.from_dict({"text": texts, "label": [1] * len(texts)}).save_to_disk(
+            str(tmp_path / folder)
+        )
+
+    human(["r1 .", "r2 ."], "roc")
+    human(["w1 .", "w1 later ."], "wp0")
+    human(["w2 ."], "wp1")
+    pairs({4: "w2 .", 5: "w1 .", 6: "own roc ."}).save_to_disk(str(tmp_path / "corpus"))
+    folds = [tmp_path / "wp0", tmp_path / "wp1"]
+    summary = gn.export(tmp_path / "corpus", tmp_path / "roc", folds, tmp_path / "work")
+    targets = [json.loads(line) for line in (tmp_path / "work" / "targets.jsonl").read_text().splitlines()]
+    assert [(t["story_index"], t["domain"], t["fold"]) for t in targets] == [
+        (4, "wp", 1),
+        (5, "wp", 0),
+        (6, "roc", 0),
+    ]
+    assert summary["targets"] == {"wp": 2, "roc": 1}
+    assert (tmp_path / "work" / "lm_wp_0.txt").read_text() == "w1 .\nw1 later .\n"
+    pairs({1: "r2 ."}).save_to_disk(str(tmp_path / "leaky"))
+    with pytest.raises(ValueError, match="also in --roc"):
+        gn.export(tmp_path / "leaky", tmp_path / "roc", folds, tmp_path / "work2")
