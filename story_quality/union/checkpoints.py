@@ -25,7 +25,7 @@ EMBEDDED_PACKAGE = "story_quality.metrics.union"
 EMBEDDED_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped folder's MANIFEST, which lists the sha256 of every other file in it.
-EMBEDDED_MANIFEST_SHA256 = "a8c6ea1f84721b8be95de35807e0930c0f332de8478148853bbee6ef66e8931c"
+EMBEDDED_MANIFEST_SHA256 = "80bc994bf7c568fd517a59238e9ac9151c87408d06676ee1a37c205efa007f13"
 
 
 class CheckpointError(OSError):
