@@ -104,7 +104,8 @@ def copy_rate(sample_text: str, original: str, n: int = 4) -> float:
     >>> copy_rate("a b c d e", "a b c d x")
     0.5
     """
-    grams = [tuple(sample_text.split()[i : i + n]) for i in range(len(sample_text.split()) - n + 1)]
+    mine = sample_text.split()
+    grams = [tuple(mine[i : i + n]) for i in range(len(mine) - n + 1)]
     words = original.split()
     theirs = {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
     return sum(g in theirs for g in grams) / len(grams) if grams else 0.0
