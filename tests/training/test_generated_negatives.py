@@ -11,6 +11,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from story_quality.training import generated_negatives as gn
+from story_quality.training.negatives.build import corpus_sha256
 
 WORDS = ["a", "b", "c", "d", "."]
 VOCABULARY = {word: index for index, word in enumerate(gn.SPECIALS + WORDS)}
@@ -159,3 +160,40 @@ def test_export_finds_each_storys_fold_and_refuses_a_story_the_lm_would_read(tmp
     pairs({1: "r2 ."}).save_to_disk(str(tmp_path / "leaky"))
     with pytest.raises(ValueError, match="also in --roc"):
         gn.export(tmp_path / "leaky", tmp_path / "roc", folds, tmp_path / "work2")
+
+
+def test_the_three_commands_chain_on_a_tiny_corpus(tmp_path, capsys):
+    """export -> generate (a one-layer LM on the CPU) -> replace, as the card's commands run them."""
+    roc = [f"{w} {x} c d . a b {w} d ." for w in "ab" for x in "cd"] * 40
+    datasets.Dataset.from_dict({"text": roc, "label": [1] * len(roc)}).save_to_disk(str(tmp_path / "roc"))
+    for fold, texts in enumerate((["w a b . c d . a c ."] * 60, ["w b a . d c . c a ."] * 60)):
+        datasets.Dataset.from_dict({"text": texts, "label": [1] * 60}).save_to_disk(
+            str(tmp_path / f"wp{fold}")
+        )
+    pairs({0: "a b . c d . b a . d c . a a .", 1: "w a b . c d . a c ."}).save_to_disk(
+        str(tmp_path / "corpus")
+    )
+    work = tmp_path / "work"
+    gn.main(["export", str(tmp_path / "corpus"), "--roc", str(tmp_path / "roc"), "--out", str(work),
+             "--wp-fold", str(tmp_path / "wp0"), "--wp-fold", str(tmp_path / "wp1")])  # fmt: skip
+    samples = work / "generated.jsonl"
+    gn.main(["generate", str(work), "--out", str(samples), "--width", "32", "--layers", "1",
+             "--lm-epochs", "1", "--lm-batch", "4", "--gen-batch", "3", "--vocabulary", "50"])  # fmt: skip
+    records = [json.loads(line) for line in samples.read_text().splitlines()]
+    assert sorted((r["story_index"], r["copy"], r["domain"]) for r in records) == [
+        (0, 0, "roc"),
+        (0, 1, "roc"),
+        (1, 0, "wp"),
+        (1, 1, "wp"),
+    ]
+    assert json.loads((work / "generated_record.json").read_text())["vocabulary"] > len(gn.SPECIALS)
+    gn.main(["replace", str(tmp_path / "corpus"), str(samples), str(tmp_path / "out"), "--fraction", "1"])
+    summary = json.loads((tmp_path / "out" / "generated_negatives_summary.json").read_text())
+    swapped = datasets.load_from_disk(str(tmp_path / "out"))
+    assert summary["replaced"] == summary["negatives"] == 4
+    assert {tuple(r["corruptions"]) for r in swapped if r["label"] == 0} == {(gn.GENERATED,)}
+    assert (
+        summary["rows_sha256"]
+        == corpus_sha256(swapped)
+        != corpus_sha256(datasets.load_from_disk(str(tmp_path / "corpus")))
+    )
