@@ -200,6 +200,22 @@ MUTATIONS = [
         "unweighted = min(input_length, 1)",
         ("tests/library/test_doctests.py",),
     ),
+    Mutation(
+        "generated-negatives-blocking",
+        "3-gram blocking of generated negatives switched off",
+        "training/generated_negatives.py",
+        "if blocked[row] and not done[row] and len(histories[row]) >= 2:",
+        "if False:",
+        ("tests/training/test_generated_negatives.py",),
+    ),
+    Mutation(
+        "generated-negatives-folds",
+        "a story is continued by the LM that read it (the WP fold test)",
+        "training/generated_negatives.py",
+        "if other != number",
+        "if other == number or other != number",
+        ("tests/training/test_generated_negatives.py",),
+    ),
 ]
 
 

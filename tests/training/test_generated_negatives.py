@@ -197,3 +197,25 @@ def test_the_three_commands_chain_on_a_tiny_corpus(tmp_path, capsys):
         == corpus_sha256(swapped)
         != corpus_sha256(datasets.load_from_disk(str(tmp_path / "corpus")))
     )
+
+
+def test_each_fold_is_continued_by_an_lm_that_never_read_it(tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "lm_roc.txt").write_text("a b . c d .\n" * 3)
+    (work / "lm_wp_0.txt").write_text("a a . b b .\n")
+    (work / "lm_wp_1.txt").write_text("c c . d d .\n")
+    targets = [{"story_index": 0, "domain": "wp", "fold": 0, "text": "a a . b b ."},
+               {"story_index": 1, "domain": "wp", "fold": 1, "text": "c c . d d ."}]  # fmt: skip
+    (work / "targets.jsonl").write_text("".join(json.dumps(t) + "\n" for t in targets))
+    read: list[set[str]] = []
+
+    def fake_train(texts, vocabulary, options):
+        read.append({text for domain, text in texts if domain == "wp"})
+        torch.manual_seed(0)
+        config = GPT2Config(vocab_size=len(vocabulary), n_positions=gn.BLOCK, n_embd=16, n_layer=1, n_head=1)
+        return GPT2LMHeadModel(config).eval(), {}
+
+    monkeypatch.setattr(gn, "train_lm", fake_train)
+    gn.generate(work, tmp_path / "samples.jsonl", 100, gn.LMOptions(), options(), batch_size=4)
+    assert read == [{"c c . d d ."}, {"a a . b b ."}]
