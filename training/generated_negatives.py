@@ -37,7 +37,7 @@ import pathlib
 import random
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 SENTENCE_ENDS = frozenset({".", "!", "?"})
@@ -271,7 +271,7 @@ def sample(
     model: Any,
     prefixes: Sequence[Sequence[int]],
     limits: Sequence[int],
-    domain: str,
+    domains: Sequence[str],
     blocked: Sequence[bool],
     options: SamplingOptions,
 ) -> list[list[int]]:
@@ -336,7 +336,7 @@ def sample(
             new[row].append(word)
             ends[row] += word in options.sentence_end_ids
             too_long = len(new[row]) >= limits[row] + options.margin or len(history) >= BLOCK
-            if domain == "roc":
+            if domains[row] == "roc":
                 done[row] = ends[row] >= ROC_NEW_SENTENCES or too_long
             else:
                 done[row] = too_long or (
@@ -368,8 +368,8 @@ def continue_stories(
             openings.append(tokens[:keep])
             prefixes.append([DOMAIN_TOKEN[target["domain"]], *encode(" ".join(tokens[:keep]), vocabulary)])
             limits.append(max(1, min(len(tokens) - keep, BLOCK - 1 - len(prefixes[-1]) - options.margin)))
-        domain = batch[0][0]["domain"]
-        continuations = sample(model, prefixes, limits, domain, [copy == 0 for _, copy in batch], options)
+        domains = [target["domain"] for target, _ in batch]
+        continuations = sample(model, prefixes, limits, domains, [copy == 0 for _, copy in batch], options)
         for (target, copy), opening, continuation in zip(batch, openings, continuations, strict=True):
             tokens = [words[i] for i in continuation]
             tokens = cut_at_sentence_end(tokens, len(tokens) // 2)
@@ -399,7 +399,9 @@ def generate(
     wp = [path.read_text(encoding="utf-8").splitlines() for path in sorted(work.glob("lm_wp_*.txt"))]
     targets = [json.loads(line) for line in (work / "targets.jsonl").read_text(encoding="utf-8").splitlines()]
     vocabulary = build_vocabulary(roc + [text for fold in wp for text in fold], vocabulary_size)
-    sampling.sentence_end_ids = frozenset(vocabulary[w] for w in SENTENCE_ENDS if w in vocabulary)
+    sampling = replace(
+        sampling, sentence_end_ids=frozenset(vocabulary[w] for w in SENTENCE_ENDS if w in vocabulary)
+    )
     record: dict[str, Any] = {"vocabulary": len(vocabulary), "folds": []}
     rng = random.Random(lm.seed)
     with open(out, "w", encoding="utf-8") as handle:

@@ -36,7 +36,7 @@ def test_blocked_rows_never_repeat_a_trigram_and_free_rows_do():
     torch.manual_seed(1)
     prefix = [gn.DOMAIN_TOKEN["wp"], VOCABULARY["a"], VOCABULARY["b"], VOCABULARY["c"]]
     blocked = [True] * 6 + [False] * 6
-    new = gn.sample(tiny_lm(), [prefix] * 12, [40] * 12, "wp", blocked, options(margin=0))
+    new = gn.sample(tiny_lm(), [prefix] * 12, [40] * 12, ["wp"] * 12, blocked, options(margin=0))
     for row, continuation in enumerate(new):
         assert continuation, row
         grams = trigrams(prefix + continuation)
@@ -48,7 +48,7 @@ def test_blocked_rows_never_repeat_a_trigram_and_free_rows_do():
 def test_samples_hold_no_specials_and_roc_rows_stop_after_four_sentences():
     torch.manual_seed(2)
     prefixes = [[gn.DOMAIN_TOKEN["roc"], VOCABULARY["a"], PERIOD], [gn.DOMAIN_TOKEN["roc"], VOCABULARY["b"]]]
-    new = gn.sample(tiny_lm(), prefixes, [60, 60], "roc", [False, True], options(margin=5))
+    new = gn.sample(tiny_lm(), prefixes, [60, 60], ["roc", "roc"], [False, True], options(margin=5))
     for continuation in new:
         assert all(word >= len(gn.SPECIALS) for word in continuation)
         assert len(continuation) <= 65
