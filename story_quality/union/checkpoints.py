@@ -25,7 +25,7 @@ EMBEDDED_PACKAGE = "story_quality.metrics.union"
 EMBEDDED_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped folder's MANIFEST, which lists the sha256 of every other file in it.
-EMBEDDED_MANIFEST_SHA256 = "80bc994bf7c568fd517a59238e9ac9151c87408d06676ee1a37c205efa007f13"
+EMBEDDED_MANIFEST_SHA256 = "522f49f776e25584d3c91a05798482b4ef8870470528f963a01e3392fd558ef2"
 
 
 class CheckpointError(OSError):
