@@ -47,7 +47,7 @@ from story_quality.training.corpora import writing_prompts_segments, writing_pro
 from story_quality.training.evaluation import METHODS, correlate, read_annotations  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
-from story_quality.union.checkpoints import EMBEDDED_NAME, PUBLISHED_CHECKPOINTS  # noqa: E402
+from story_quality.union.checkpoints import is_config_name  # noqa: E402
 from story_quality.union.story_text import StoryNormalization  # noqa: E402
 
 PAIR_SEED = 2026
@@ -145,9 +145,9 @@ def pair_sets() -> list[PairSet]:
 
 def load_union(checkpoint: str) -> evaluate.EvaluationModule:
     """The ``union`` metric on a config name (default, roc, wp) or a checkpoint folder (made absolute)."""
-    named = checkpoint == EMBEDDED_NAME or checkpoint in PUBLISHED_CHECKPOINTS
     return evaluate.load(
-        metric_path("union"), checkpoint if named else str(pathlib.Path(checkpoint).resolve())
+        metric_path("union"),
+        checkpoint if is_config_name(checkpoint) else str(pathlib.Path(checkpoint).resolve()),
     )
 
 

@@ -21,7 +21,7 @@ from story_quality.sharing import SharedInstance
 from story_quality.signature import checkpoint_id, normalization_label, signature
 from story_quality.union import CITATION
 from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from story_quality.union.checkpoints import EMBEDDED_NAME, PUBLISHED_CHECKPOINTS, resolve_checkpoint
+from story_quality.union.checkpoints import is_config_name, resolve_checkpoint
 from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
 from story_quality.union.scoring import class_probabilities, encode, model_window
 from story_quality.union.story_text import StoryNormalization
@@ -95,8 +95,7 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
     def _build_data_dir(self) -> str:
         # evaluate joins config_name into its cache path: a local checkpoint path would make the
         # checkpoint directory itself the cache (lock and arrow files written into it).
-        named = self.config_name in PUBLISHED_CHECKPOINTS or self.config_name == EMBEDDED_NAME
-        safe = self.config_name if named else _cache_key(self.config_name)
+        safe = self.config_name if is_config_name(self.config_name) else _cache_key(self.config_name)
         data_dir = os.path.join(self._data_dir_root, self.name, safe)
         os.makedirs(data_dir, exist_ok=True)
         return data_dir

@@ -1,7 +1,7 @@
 """Which checkpoint each UNION config name means: the one place their names are written.
 
-``"default"`` is the checkpoint shipped inside the project (MiniLM fine-tuned on ROCStories,
-fp16 safetensors, package data of the installed project), verified file by file against a
+``"default"`` is the checkpoint shipped inside the project (MiniLM fine-tuned on ROCStories and
+WritingPrompts, fp16 safetensors, package data of the installed project), verified file by file against a
 manifest whose own sha256 is recorded here, so it loads offline and a damaged copy is named.
 ``"roc"`` and ``"wp"`` are the Hub ids of the BERT-base checkpoints still to be published.
 """
@@ -95,6 +95,15 @@ def alternative_hint() -> str:
     )
 
 
+def is_config_name(name: str) -> bool:
+    """Whether ``name`` is one of the metric's config names rather than a Hub id or a folder.
+
+    >>> is_config_name("default"), is_config_name("wp"), is_config_name("someone/their-union")
+    (True, True, False)
+    """
+    return name == EMBEDDED_NAME or name in PUBLISHED_CHECKPOINTS
+
+
 def resolve_checkpoint(name: str) -> str:
     """Map a config name to what ``from_pretrained`` loads: the shipped folder, a Hub id or a directory.
 
@@ -110,7 +119,7 @@ def resolve_checkpoint(name: str) -> str:
     if name in PUBLISHED_CHECKPOINTS:
         return PUBLISHED_CHECKPOINTS[name]
     named, _, revision = name.partition("@")
-    if revision and (named == EMBEDDED_NAME or named in PUBLISHED_CHECKPOINTS) and not os.path.isdir(name):
+    if revision and is_config_name(named) and not os.path.isdir(name):
         pinned = PUBLISHED_CHECKPOINTS.get(named)
         raise CheckpointError(
             f"{name!r}: the named checkpoint {named!r} takes no revision"
