@@ -523,7 +523,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         import torch
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
-        torch.manual_seed(args.seed)
         lm = LMOptions(args.width, args.layers, args.lm_epochs, args.lm_batch, args.lm_lr, args.seed, device)
         sampling = SamplingOptions(args.top_k, args.temperature, args.margin, device=device)
         record = generate(args.work, args.out, args.vocabulary, lm, sampling, args.gen_batch)
