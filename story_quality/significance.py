@@ -1,0 +1,200 @@
+"""How sure is a mean score, and is one system's mean really above another's?
+
+Three statistics over per-text scores (a system's score is the mean of its texts' scores), each
+drawn from its own seeded ``numpy.random.Generator`` so a result depends only on the scores, the
+number of resamples and the seed:
+
+- :func:`bootstrap_interval`: the percentile bootstrap confidence interval of a mean. The
+  interval's ends are order statistics of the resampled means, as sacrebleu takes them: with
+  1,000 resamples and 95 %, the 26th and the 975th smallest (no interpolation).
+- :func:`paired_bootstrap`: paired bootstrap resampling (Koehn, 2004), as sacrebleu's
+  ``--paired-bs`` defines it: the same resampled rows for both systems; the p-value is the share
+  of resamples whose absolute difference of means, centred on its own mean over the resamples
+  (the null hypothesis), is at least the observed absolute difference.
+- :func:`approximate_randomization`: the paired approximate randomization test (Riezler and
+  Maxwell, 2005), as sacrebleu's ``--paired-ar`` defines it: each trial swaps the two systems'
+  scores of every row with probability 1/2; the p-value is the share of trials whose absolute
+  difference of means is at least the observed one.
+
+Both p-values are ``(1 + count) / (1 + resamples)``, so never 0. sacrebleu counts a statistic
+strictly above the observed one; here a tie (within :data:`TIE_TOLERANCE`) counts too, as in
+Riezler and Maxwell's definition, so a system compared with itself gets p = 1 rather than the
+smallest possible p. Citations: ``story_quality.citation("koehn-2004-statistical")`` and
+``story_quality.citation("riezler-maxwell-2005-pitfalls")``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_CONFIDENCE = 0.95
+# A resampled statistic this close to the observed one is a tie (rounding, not a difference).
+TIE_TOLERANCE = 1e-12
+# Resamples drawn at a time: at most this many row indices in memory (32 MiB of int64).
+_BLOCK_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate and its confidence interval."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Two systems on the same rows: the mean difference (b - a), its interval and both p-values."""
+
+    n: int
+    difference: Interval
+    p_paired_bootstrap: float
+    p_approximate_randomization: float
+
+
+def _scores(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name}: expected a non-empty list of scores, got shape {array.shape}")
+    if not np.isfinite(array).all():
+        first = int(np.flatnonzero(~np.isfinite(array))[0])
+        raise ValueError(f"{name}[{first}] is {array[first]}: every score must be a finite number")
+    return array
+
+
+def _check_settings(resamples: int, confidence: float) -> None:
+    if not isinstance(resamples, int) or isinstance(resamples, bool) or resamples < 1:
+        raise ValueError(f"resamples must be a positive integer, got {resamples!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1 (0.95 for 95 %), got {confidence!r}")
+
+
+def _blocks(resamples: int, n: int) -> Iterator[int]:
+    """How many resamples to draw at a time so that a block holds at most ``_BLOCK_ELEMENTS`` draws."""
+    size = max(1, _BLOCK_ELEMENTS // n)
+    for start in range(0, resamples, size):
+        yield min(size, resamples - start)
+
+
+def resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """The mean of each of ``resamples`` bootstrap resamples (rows drawn with replacement)."""
+    rng = np.random.default_rng(seed)
+    n = len(values)
+    return np.concatenate(
+        [values[rng.integers(0, n, size=(block, n))].mean(axis=1) for block in _blocks(resamples, n)]
+    )
+
+
+def interval_ends(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The order statistics that bound ``confidence`` of ``samples``: sorted positions k and R - 1 - k,
+    k = floor(R (1 - confidence) / 2)."""
+    ordered = np.sort(samples)
+    k = math.floor(len(ordered) * (1 - confidence) / 2)
+    return float(ordered[k]), float(ordered[len(ordered) - 1 - k])
+
+
+def bootstrap_interval(
+    values: Sequence[float] | np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> Interval:
+    """The mean of ``values`` and its percentile bootstrap interval.
+
+    >>> interval = bootstrap_interval([0.2, 0.4, 0.6, 0.8], resamples=200, seed=1)
+    >>> round(interval.estimate, 2), interval.low <= interval.estimate <= interval.high
+    (0.5, True)
+    """
+    _check_settings(resamples, confidence)
+    scores = _scores(values, "values")
+    low, high = interval_ends(resampled_means(scores, resamples, seed), confidence)
+    return Interval(float(scores.mean()), low, high, confidence)
+
+
+def _at_least(statistics: np.ndarray, observed: float) -> int:
+    return int(np.count_nonzero(statistics >= observed - TIE_TOLERANCE))
+
+
+def _p_value(count: int, resamples: int) -> float:
+    return (count + 1) / (resamples + 1)
+
+
+def _paired_scores(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> np.ndarray:
+    """``b - a`` row by row, after checking both hold the same number of finite scores."""
+    first, second = _scores(a, "a"), _scores(b, "b")
+    if len(first) != len(second):
+        raise ValueError(
+            f"a paired test needs the same rows in both systems; got {len(first)} and {len(second)} scores"
+        )
+    return second - first
+
+
+def paired_bootstrap(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> tuple[Interval, float]:
+    """Koehn's paired bootstrap on row-aligned scores: the difference of means ``b - a`` with its
+    bootstrap interval, and the p-value that the two systems differ only by chance.
+
+    >>> difference, p = paired_bootstrap([0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.3, 0.4], resamples=100)
+    >>> difference.estimate, p
+    (0.0, 1.0)
+    """
+    _check_settings(resamples, confidence)
+    differences = _paired_scores(a, b)
+    resampled = resampled_means(differences, resamples, seed)
+    low, high = interval_ends(resampled, confidence)
+    observed = float(differences.mean())
+    absolute = np.abs(resampled)
+    count = _at_least(absolute - absolute.mean(), abs(observed))
+    return Interval(observed, low, high, confidence), _p_value(count, resamples)
+
+
+def approximate_randomization(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> float:
+    """Riezler and Maxwell's paired approximate randomization test: the p-value that swapping the
+    systems' scores row by row gives a difference of means at least as large as the observed one.
+
+    Swapping row ``i`` turns its difference ``b_i - a_i`` into its negative, so a trial's
+    difference of means is ``mean(s_i (b_i - a_i))`` with each sign ``s_i`` +1 or -1 at random.
+
+    >>> approximate_randomization([0.0] * 30, [1.0] * 30, resamples=200) < 0.01
+    True
+    """
+    _check_settings(resamples, DEFAULT_CONFIDENCE)
+    differences = _paired_scores(a, b)
+    observed = abs(float(differences.mean()))
+    rng = np.random.default_rng(seed)
+    n = len(differences)
+    count = 0
+    for block in _blocks(resamples, n):
+        signs = 1 - 2 * rng.integers(0, 2, size=(block, n))
+        count += _at_least(np.abs(signs @ differences) / n, observed)
+    return _p_value(count, resamples)
+
+
+def compare_paired(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> PairedTest:
+    """Both paired tests of ``b`` against ``a`` (row-aligned), with the interval of ``b - a``."""
+    difference, p_bootstrap = paired_bootstrap(a, b, resamples, seed, confidence)
+    p_randomization = approximate_randomization(a, b, resamples, seed)
+    return PairedTest(len(np.asarray(a)), difference, p_bootstrap, p_randomization)
