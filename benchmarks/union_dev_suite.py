@@ -43,8 +43,9 @@ from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
 from story_quality import metric_path  # noqa: E402
+from story_quality.annotations import read_annotations  # noqa: E402
+from story_quality.meta_evaluation import METHODS, correlate  # noqa: E402
 from story_quality.training.corpora import writing_prompts_segments, writing_prompts_text  # noqa: E402
-from story_quality.training.evaluation import METHODS, correlate, read_annotations  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
 from story_quality.union.checkpoints import is_config_name  # noqa: E402

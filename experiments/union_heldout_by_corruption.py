@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from benchmarks.machine import describe_machine  # noqa: E402
-from story_quality.training.evaluation import score_stories  # noqa: E402
+from story_quality.meta_evaluation import score_stories  # noqa: E402
 from story_quality.training.union_pairs import split_held_out  # noqa: E402
 
 HUMAN = "human story"

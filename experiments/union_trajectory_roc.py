@@ -25,10 +25,10 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from benchmarks.correlation import correlate, read_annotations  # noqa: E402
 from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
+from story_quality.annotations import read_annotations, write_scores  # noqa: E402
+from story_quality.meta_evaluation import correlate, score_stories  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
-from story_quality.training.evaluation import score_stories, write_scores  # noqa: E402
 from story_quality.training.run_setup import trainer_checkpoints  # noqa: E402
 from story_quality.training.union_model import export_trainer_checkpoint  # noqa: E402
 from story_quality.union.story_text import ROC_STORIES  # noqa: E402

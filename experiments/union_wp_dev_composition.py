@@ -22,7 +22,8 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 import evaluate  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.union_dev_suite import METHODS, correlate, distinct_trigrams, load_union, rated_sets  # noqa: E402
+from benchmarks.union_dev_suite import distinct_trigrams, load_union, rated_sets  # noqa: E402
+from story_quality.meta_evaluation import METHODS, correlate  # noqa: E402
 
 
 def auc(higher: np.ndarray, lower: np.ndarray) -> float:

@@ -24,13 +24,13 @@ import sys
 
 import datasets
 
+from story_quality.annotations import read_held_out_stories
 from story_quality.training.corpora import (
     LOCAL_SUFFIXES,
     ROC_STORIES_HUB_ID,
     WRITING_PROMPTS_HUB_ID,
     drop_shared_contexts,
     load_stories,
-    read_held_out_stories,
 )
 from story_quality.training.negatives.build import build_union_copies, read_summary
 from story_quality.training.negatives.corruptions import technique_probs_argument

@@ -324,12 +324,6 @@ def load_stories(
     )
 
 
-def read_held_out_stories(path: str | os.PathLike) -> list[str]:
-    """Stories to keep out of training: UNION's ``ID ||| story ||| votes`` lines or one story per line."""
-    lines = pathlib.Path(path).read_text(encoding="utf-8").splitlines()
-    return [line.split("|||")[1].strip() if "|||" in line else line.strip() for line in lines if line.strip()]
-
-
 def drop_shared_contexts(
     stories: datasets.Dataset, held_out: Sequence[str], normalization: StoryNormalization
 ) -> tuple[datasets.Dataset, int]:

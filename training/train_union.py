@@ -31,14 +31,9 @@ import transformers
 from huggingface_hub import EvalResult
 from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 
+from story_quality.annotations import AnnotatedStories, read_annotations
+from story_quality.meta_evaluation import METHODS, correlate, score_stories
 from story_quality.training import run_setup
-from story_quality.training.evaluation import (
-    METHODS,
-    AnnotatedStories,
-    correlate,
-    read_annotations,
-    score_stories,
-)
 from story_quality.training.model_cards import (
     hub_id_or_none,
     recipe_rows,

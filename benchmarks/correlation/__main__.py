@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import scipy
 
-from story_quality.training.evaluation import AnnotationFormatError, read_annotations, read_scores
+from story_quality.annotations import AnnotationFormatError, read_annotations, read_scores
 
-from .evaluation import evaluate_scores
+from .analysis import evaluate_scores
 from .report import to_markdown, write_biased_png, write_json, write_scatter_png
 from .robustness import BIASED_SET_REPEATS, ERROR_TYPE_MIN_ANNOTATORS
 

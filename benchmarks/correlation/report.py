@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from story_quality.training.evaluation import METHODS
+from story_quality.meta_evaluation import METHODS
 
-from .evaluation import CorrelationReport
+from .analysis import CorrelationReport
 
 
 def _number(value: float, digits: int = 4) -> str:

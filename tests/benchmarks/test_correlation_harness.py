@@ -6,10 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.correlation import AnnotationFormatError, evaluate_scores, read_annotations, read_scores
+from benchmarks.correlation import evaluate_scores
 from benchmarks.correlation.__main__ import main, parse_metric_spec
 from benchmarks.correlation.robustness import biased_sets, error_type_sets, reasonable_vote_counts
-from story_quality.training.evaluation import correlate, williams_test
+from story_quality.annotations import read_annotations
+from story_quality.meta_evaluation import correlate, williams_test
 
 
 def tiny_corpus(n=40, seed=0):
@@ -38,86 +39,6 @@ def write_annotations(directory, votes, codes=None):
     annotation = write_lines(directory / "ant_data.txt", lines(votes))
     error_file = write_lines(directory / "ant_data_all.txt", lines(codes)) if codes is not None else None
     return annotation, error_file
-
-
-def test_reads_votes_codes_and_human_scores(tmp_path):
-    votes, codes, _, _ = tiny_corpus(6)
-    path, codes_path = write_annotations(tmp_path, votes, codes)
-    stories = read_annotations(path, codes_path)
-    assert stories.ids == tuple(str(100 + i) for i in range(6))
-    assert stories.stories[2] == "story number 2 . it ends ."
-    np.testing.assert_array_equal(stories.votes, votes)
-    np.testing.assert_array_equal(stories.error_codes, codes)
-    np.testing.assert_allclose(stories.human_scores, votes.sum(axis=1) / 7)
-    np.testing.assert_array_equal(stories.is_reasonable, votes.sum(axis=1) >= 4)
-
-
-@pytest.mark.parametrize(
-    ("bad_line", "message"),
-    [
-        ("7 ||| a story without votes", r":3: expected 'ID \|\|\| story \|\|\| votes' \(3 fields\), found 2"),
-        ("7 ||| a story ||| 1 0 2 1 1 1 1", r":3: votes must be integers in 0\.\.1, found '2'"),
-        ("7 ||| a story ||| 1 0 1", r":3: 3 votes, but line 1 has 7"),
-        ("7 |||  ||| 1 0 1 1 1 1 1", r":3: the story text is empty"),
-        (" ||| a story ||| 1 0 1 1 1 1 1", r":3: the story ID is empty"),
-        ("1 ||| a story ||| 1 0 1 1 1 1 1", r":3: story ID '1' already used on line 1"),
-        ("7 ||| a story ||| ", r":3: no votes"),
-        ("", r":3: expected 'ID"),
-    ],
-)
-def test_malformed_annotation_lines_are_named_by_line_number(tmp_path, bad_line, message):
-    good = ["1 ||| first story . ||| 1 1 1 1 0 0 0", "2 ||| second story . ||| 0 0 0 0 0 0 1"]
-    path = write_lines(tmp_path / "ant.txt", [*good, bad_line, "9 ||| last story . ||| 1 1 1 1 1 1 1"])
-    with pytest.raises(AnnotationFormatError, match=message):
-        read_annotations(path)
-
-
-def test_trailing_blank_lines_are_fine_but_an_empty_file_is_not(tmp_path):
-    path = tmp_path / "ant.txt"
-    path.write_text("1 ||| a . ||| 1 0 1\n2 ||| b . ||| 0 0 1\n\n\n", encoding="utf-8")
-    assert len(read_annotations(path)) == 2
-    path.write_text("\n", encoding="utf-8")
-    with pytest.raises(AnnotationFormatError, match="empty"):
-        read_annotations(path)
-
-
-def test_error_code_file_must_match_the_votes(tmp_path):
-    votes, codes, _, _ = tiny_corpus(5)
-    path, _ = write_annotations(tmp_path, votes)
-    wrong = codes.copy()
-    row = int(np.flatnonzero(votes[:, 0] == 1)[0])
-    wrong[row, 0] = 3  # an annotator who voted "reasonable" cannot report an error
-    lines = [
-        f"{100 + i} ||| story number {i} . it ends . ||| {' '.join(map(str, r))}" for i, r in enumerate(wrong)
-    ]
-    with pytest.raises(
-        AnnotationFormatError, match=rf"ant_all.txt:{row + 1}: error codes .* disagree with the votes"
-    ):
-        read_annotations(path, write_lines(tmp_path / "ant_all.txt", lines))
-    lines = [f"{100 + i} ||| another story {i} ||| {' '.join(map(str, r))}" for i, r in enumerate(codes)]
-    with pytest.raises(AnnotationFormatError, match=r"other.txt:1: story '100' does not match"):
-        read_annotations(path, write_lines(tmp_path / "other.txt", lines))
-    with pytest.raises(AnnotationFormatError, match="error codes must be integers in 0..5, found '6'"):
-        read_annotations(path, write_lines(tmp_path / "six.txt", ["100 ||| x ||| 6 0 0 0 0 0 0"]))
-
-
-def test_scores_from_text_and_json_with_line_numbers_on_errors(tmp_path):
-    np.testing.assert_array_equal(
-        read_scores(write_lines(tmp_path / "s.txt", ["0.5", "-1e-3", "2"]), 3), [0.5, -1e-3, 2]
-    )
-    (tmp_path / "s.json").write_text("[1, 2.5, 3]")
-    np.testing.assert_array_equal(read_scores(tmp_path / "s.json"), [1, 2.5, 3])
-    (tmp_path / "o.json").write_text('{"scores": [0.25, 0.75], "mean": 0.5}')
-    np.testing.assert_array_equal(read_scores(tmp_path / "o.json"), [0.25, 0.75])
-    with pytest.raises(AnnotationFormatError, match=r"bad.txt:2: expected one number per line, found 'abc'"):
-        read_scores(write_lines(tmp_path / "bad.txt", ["1", "abc", "3"]))
-    with pytest.raises(AnnotationFormatError, match=r"nan.txt: line 3: expected a finite number"):
-        read_scores(write_lines(tmp_path / "nan.txt", ["1", "2", "nan"]))
-    with pytest.raises(AnnotationFormatError, match="3 scores, but there are 4 annotated stories"):
-        read_scores(tmp_path / "s.txt", 4)
-    (tmp_path / "b.json").write_text('[1, "x"]')
-    with pytest.raises(AnnotationFormatError, match="item 2: expected a finite number, found 'x'"):
-        read_scores(tmp_path / "b.json")
 
 
 def write_published(directory, good, perplexity):

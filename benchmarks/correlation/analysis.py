@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from story_quality.training.evaluation import (
+from story_quality.annotations import AnnotatedStories
+from story_quality.meta_evaluation import (
     METHODS,
-    AnnotatedStories,
     Correlation,
     Method,
     WilliamsResult,
