@@ -35,11 +35,28 @@ import torch
 from torch.nn import functional as F
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, PretrainedConfig
 
+from story_quality.training.output_folders import (
+    OutputKind,
+    check_output_folder,
+    probe_writable,
+    written_whole,
+)
+
 # Configuration entries that say where or how a checkpoint was saved, not what it computes.
 PROVENANCE_KEYS = frozenset({"_name_or_path", "transformers_version", "dtype", "torch_dtype"})
 MEMBERS_FILE = "average_checkpoints.json"
 # Fine-tuned copies of one start stay near 1; independent random draws are near 0.
 MIN_ALIGNMENT = 0.5
+# What an average writes; a folder holding anything else (or no MEMBERS_FILE) is never replaced.
+SOUP = OutputKind(
+    "average_checkpoints",
+    "an averaged checkpoint",
+    MEMBERS_FILE,
+    frozenset(
+        {"config.json", "model.safetensors", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+         "special_tokens_map.json", "vocab.txt", "added_tokens.json", "chat_template.jinja"}
+    ),
+)  # fmt: skip
 
 
 class CheckpointMismatch(ValueError):
@@ -48,6 +65,39 @@ class CheckpointMismatch(ValueError):
 
 def comparable_config(config: PretrainedConfig) -> dict[str, Any]:
     return {k: v for k, v in config.to_dict().items() if k not in PROVENANCE_KEYS}
+
+
+def non_finite_tensor(state: dict[str, torch.Tensor]) -> str | None:
+    """The name of the first floating-point tensor of ``state`` holding a NaN or an infinity, or None."""
+    for key, tensor in state.items():
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            return key
+    return None
+
+
+def refuse_non_finite(state: dict[str, torch.Tensor], name: str) -> None:
+    """Fail naming the checkpoint and tensor when a weight is NaN or infinite (every score would be NaN)."""
+    key = non_finite_tensor(state)
+    if key is not None:
+        raise ValueError(
+            f"{name}: tensor {key} holds NaN or infinite weights; this checkpoint scores nothing."
+        )
+
+
+def load_member(name: str) -> tuple[Any, Any]:
+    """The classifier and tokenizer of a checkpoint folder or Hub id; a missing one is named, not a Hub traceback."""
+    path = pathlib.Path(name)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{name} is a file, not a checkpoint folder.")
+    try:
+        return AutoModelForSequenceClassification.from_pretrained(name), AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as error:
+        if path.is_dir():
+            raise ValueError(f"{name}: not a loadable checkpoint ({str(error).splitlines()[0]})") from None
+        raise ValueError(
+            f"{name}: no such checkpoint folder, and no Hub model of that name could be loaded "
+            f"({str(error).splitlines()[0]})"
+        ) from None
 
 
 def _first_difference(reference: dict[str, Any], other: dict[str, Any]) -> str | None:
@@ -103,12 +153,14 @@ def least_aligned(states: Sequence[dict[str, torch.Tensor]], names: Sequence[str
 
 
 def average_checkpoints(
-    checkpoints: Sequence[str | os.PathLike], output_dir: str | os.PathLike
+    checkpoints: Sequence[str | os.PathLike], output_dir: str | os.PathLike, overwrite: bool = False
 ) -> pathlib.Path:
     """Write the uniform weight average of ``checkpoints`` (two or more) to ``output_dir``.
 
     The configuration and tokenizer are the first checkpoint's (all must agree); the members are
-    listed in ``average_checkpoints.json`` beside them.
+    listed in ``average_checkpoints.json`` beside them. ``output_dir`` is checked before any
+    work: never a member, a file or a folder another tool wrote; an earlier average only with
+    ``overwrite``. It is written beside and moved into place when complete.
     """
     names = [os.fspath(c) for c in checkpoints]
     if len(names) < 2:
@@ -116,8 +168,12 @@ def average_checkpoints(
     if len(set(names)) != len(names):
         duplicate = next(n for n in names if names.count(n) > 1)
         raise ValueError(f"Checkpoint {duplicate!r} is given twice; a soup averages distinct runs")
-    models = [AutoModelForSequenceClassification.from_pretrained(name) for name in names]
-    tokenizers = [AutoTokenizer.from_pretrained(name) for name in names]
+    try:
+        check_output_folder(output_dir, SOUP, overwrite, inputs=[n for n in names if os.path.exists(n)])
+        probe_writable(output_dir)
+    except (FileExistsError, PermissionError) as error:
+        raise ValueError(str(error)) from None
+    models, tokenizers = zip(*(load_member(name) for name in names), strict=True)
     reference_config = comparable_config(models[0].config)
     reference_vocab = tokenizers[0].get_vocab()
     for name, model, tokenizer in zip(names[1:], models[1:], tokenizers[1:], strict=True):
@@ -127,6 +183,8 @@ def average_checkpoints(
         if tokenizer.get_vocab() != reference_vocab:
             raise CheckpointMismatch(f"{name}'s vocabulary differs from {names[0]}'s")
     states = [model.state_dict() for model in models]
+    for state, name in zip(states, names, strict=True):
+        refuse_non_finite(state, name)
     averaged = average_state_dicts(states, names)
     cosine, tensor, member = least_aligned(states, names)
     if cosine < MIN_ALIGNMENT:
@@ -138,11 +196,11 @@ def average_checkpoints(
         )
     soup = models[0]
     soup.load_state_dict(averaged, strict=True)
-    output = pathlib.Path(output_dir)
-    soup.save_pretrained(output)
-    tokenizers[0].save_pretrained(output)
-    (output / MEMBERS_FILE).write_text(json.dumps({"averaged": names}, indent=1) + "\n")
-    return output
+    with written_whole(output_dir) as scratch:
+        soup.save_pretrained(scratch)
+        tokenizers[0].save_pretrained(scratch)
+        (scratch / MEMBERS_FILE).write_text(json.dumps({"averaged": names}, indent=1) + "\n")
+    return pathlib.Path(output_dir)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -150,10 +208,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("checkpoints", nargs="+", help="two or more checkpoint directories or Hub ids")
-    parser.add_argument("--output-dir", type=pathlib.Path, required=True, help="where the average is saved")
+    parser.add_argument(
+        "--output-dir",
+        type=pathlib.Path,
+        required=True,
+        help="where the average is saved (a new or empty folder, or an earlier average with --overwrite)",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace an --output-dir holding an earlier average"
+    )
     args = parser.parse_args(argv)
     try:
-        output = average_checkpoints(args.checkpoints, args.output_dir)
+        output = average_checkpoints(args.checkpoints, args.output_dir, args.overwrite)
     except ValueError as error:  # a mismatch or bad list: a usage error, not a traceback
         parser.error(str(error))
     print(f"Averaged {len(args.checkpoints)} checkpoints into {output}")

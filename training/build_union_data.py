@@ -21,10 +21,12 @@ import json
 import logging
 import os
 import sys
+from collections import Counter
 
 import datasets
 
 from story_quality.annotations import read_held_out_stories
+from story_quality.training.cli_types import at_least
 from story_quality.training.corpora import (
     LOCAL_SUFFIXES,
     ROC_STORIES_HUB_ID,
@@ -32,30 +34,18 @@ from story_quality.training.corpora import (
     drop_shared_contexts,
     load_stories,
 )
-from story_quality.training.negatives.build import build_union_copies, read_summary
+from story_quality.training.negatives.build import build_union_copies, corpus_sha256, read_summary
 from story_quality.training.negatives.corruptions import technique_probs_argument
 from story_quality.training.negatives.lexicon import Lexicon
+from story_quality.training.negatives.ngram_continuations import (
+    NgramOptions,
+    replace_with_ngram_continuations,
+)
 from story_quality.training.output_folders import probe_writable, refuse_existing, written_whole
 from story_quality.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
 
 NORMALIZATIONS = {**NAMED_NORMALIZATIONS, "none": StoryNormalization()}
 SUMMARY_FILE = "union_build_summary.json"
-
-
-def at_least(minimum: int):
-    """An argparse type: an integer no smaller than ``minimum``, with an error naming the bound."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    parse.__name__ = f"integer >= {minimum}"
-    return parse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -147,6 +137,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--conceptnet", help="ConceptNet 5 assertions file (.csv or .csv.gz) for keywords/antonyms"
     )
     parser.add_argument(
+        "--ngram-fraction",
+        type=float,
+        default=0.0,
+        help="replace this share of the corrupted copies by n-gram continuations of the story's opening "
+        "(training/negatives/ngram_continuations.py; each story continued by the model of the other "
+        "half of the corpus; default: 0)",
+    )
+    parser.add_argument(
+        "--ngram-order", type=at_least(2), default=4, help="n of the n-gram model (default: 4)"
+    )
+    parser.add_argument(
         "--output-dir",
         help="save the dataset here (datasets.save_to_disk); written beside it and moved into place when complete",
     )
@@ -163,9 +164,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     repeated = sorted({s for s in args.source if args.source.count(s) > 1})
     if repeated:
         parser.error(f"source {repeated[0]} is given twice: its stories would be trained on twice")
+    if not 0.0 <= args.ngram_fraction <= 1.0:
+        parser.error(f"--ngram-fraction must be between 0 and 1, got {args.ngram_fraction}")
     if args.exclude_contexts_of and not os.path.isfile(args.exclude_contexts_of):
         parser.error(f"--exclude-contexts-of {args.exclude_contexts_of}: no such file")
     return args
+
+
+def with_ngram_continuations(
+    dataset: datasets.Dataset, fraction: float, seed: int, order: int
+) -> datasets.Dataset:
+    """The corpus with ``fraction`` of its corrupted copies replaced, its summary (counts, sha256) updated."""
+    summary = read_summary(dataset)
+    replaced_corpus, replaced = replace_with_ngram_continuations(
+        dataset, fraction, seed, NgramOptions(order=order)
+    )
+    corruptions = Counter(
+        name
+        for names, label in zip(replaced_corpus["corruptions"], replaced_corpus["label"], strict=True)
+        if label == 0
+        for name in names
+    )
+    summary["corruptions"] = dict(sorted(corruptions.items()))
+    summary["ngram_continuations"] = {"fraction": fraction, "seed": seed, "order": order, "rows": replaced}
+    summary["sha256"] = corpus_sha256(replaced_corpus)
+    replaced_corpus.info.description = json.dumps(summary, sort_keys=True)
+    return replaced_corpus
 
 
 def drop_duplicate_stories(stories: datasets.Dataset) -> tuple[datasets.Dataset, int]:
@@ -243,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         technique_probs=args.technique_probs,
         lexicon=Lexicon(tagger=args.tagger, wordnet=args.wordnet, conceptnet=args.conceptnet),
     )
+    if args.ngram_fraction:
+        dataset = with_ngram_continuations(dataset, args.ngram_fraction, args.seed, args.ngram_order)
     summary = read_summary(dataset)
     if len(dataset) == 0:
         raise SystemExit(

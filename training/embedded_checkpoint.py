@@ -13,11 +13,17 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import shutil
 
 import torch
 import transformers
 
+from story_quality.training.average_checkpoints import non_finite_tensor
+from story_quality.training.output_folders import (
+    OutputKind,
+    check_output_folder,
+    probe_writable,
+    written_whole,
+)
 from story_quality.union.checkpoints import (
     EMBEDDED_FOLDER,
     MANIFEST,
@@ -37,6 +43,42 @@ CHECKPOINT_FILES = frozenset(
     {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
      "vocab.txt", CARD, MANIFEST}
 )  # fmt: skip
+# An earlier export (it has the manifest) is replaced without a flag: the default --target is the
+# shipped checkpoint, which each new default replaces. Anything else is never written into.
+EXPORT = OutputKind("an export", "an exported checkpoint", MANIFEST, CHECKPOINT_FILES)
+
+
+def check_export_paths(source: pathlib.Path, target: pathlib.Path) -> None:
+    """Fail before any work: ``source`` must be a folder, ``target`` an earlier export or new, never the source."""
+    if not source.is_dir():
+        raise FileNotFoundError(
+            f"{source}: no such folder; give a folder written by training/train_union.py."
+            if not source.exists()
+            else f"{source} is a file; give a folder written by training/train_union.py."
+        )
+    check_output_folder(target, EXPORT, None, inputs=[source], option="--target")
+    if source.resolve() in target.resolve().parents:
+        raise FileExistsError(
+            f"--target {target} lies inside the source {source}; choose a folder outside it."
+        )
+    probe_writable(target, "--target")
+
+
+def check_weights(model: transformers.PreTrainedModel, source: pathlib.Path, what: str) -> None:
+    """Fail naming the tensor when a weight is NaN or infinite (fp16 overflows past 65504)."""
+    key = non_finite_tensor(model.state_dict())
+    if key is not None:
+        raise ValueError(f"{source}: tensor {key} holds NaN or infinite weights{what}; nothing was written.")
+
+
+def check_size(model: transformers.PreTrainedModel, source: pathlib.Path) -> None:
+    """Fail before writing when the fp16 weights alone exceed the limit."""
+    weights = sum(t.numel() for t in model.state_dict().values()) * 2
+    if weights > SIZE_LIMIT_BYTES:
+        raise ValueError(
+            f"{source}: its fp16 weights take {weights / 1e6:.1f} MB, over the {SIZE_LIMIT_BYTES / 1e6:.0f} MB "
+            "limit of the shipped checkpoint; nothing was written."
+        )
 
 
 def export_embedded(
@@ -60,13 +102,10 @@ def export_embedded(
     """
     if long_stories is not None:
         check_choice(long_stories, "long_stories", LONG_STORIES)
-    if target.exists():
-        foreign = sorted(p.name for p in target.iterdir() if p.name not in CHECKPOINT_FILES)
-        if not target.is_dir() or foreign:
-            raise FileExistsError(
-                f"{target} is not an exported checkpoint (it holds {foreign or 'a file'}); choose another --target."
-            )
+    check_export_paths(source, target)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(source, dtype=torch.float32)
+    check_weights(model, source, "")
+    check_size(model, source)
     if getattr(model.config, CONFIG_KEY, None) is None:
         raise ValueError(f"{source} records no '{CONFIG_KEY}' in its config: not a UNION training output.")
     recorded = getattr(model.config, CONFIG_KEY)
@@ -75,11 +114,26 @@ def export_embedded(
     if long_stories is not None:
         setattr(model.config, LONG_STORIES_KEY, long_stories)
     tokenizer = transformers.AutoTokenizer.from_pretrained(source)
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
-    model.half().save_pretrained(target, safe_serialization=True)
-    tokenizer.save_pretrained(target)
+    model.half()
+    check_weights(model, source, " in fp16 (a weight beyond fp16's range)")
+    card = shipped_card(source, note, hub_id, card)
+    with written_whole(target) as scratch:  # the old export stays until the new one passed every check
+        model.save_pretrained(scratch, safe_serialization=True)
+        tokenizer.save_pretrained(scratch)
+        (scratch / CARD).write_text(card)
+        files = sorted(p for p in scratch.iterdir() if p.is_file() and p.name != MANIFEST)
+        total = sum(p.stat().st_size for p in files)
+        if total > SIZE_LIMIT_BYTES:
+            raise ValueError(
+                f"{target} would hold {total / 1e6:.1f} MB, over the {SIZE_LIMIT_BYTES / 1e6:.0f} MB limit; "
+                "nothing was changed."
+            )
+        (scratch / MANIFEST).write_text("".join(f"{sha256_of(p)}  {p.name}\n" for p in files))
+    return sha256_of(target / MANIFEST)
+
+
+def shipped_card(source: pathlib.Path, note: str | None, hub_id: str | None, card: str | None) -> str:
+    """The run's card (or ``card``) with the shipped names for ``hub_id`` and ``note`` before its results."""
     if card is None:
         card = (source / CARD).read_text() if (source / CARD).is_file() else ""
     if hub_id:
@@ -94,15 +148,7 @@ def export_embedded(
         card = (
             card.replace(marker, note.rstrip() + "\n\n" + marker, 1) if marker in card else card + "\n" + note
         )
-    (target / CARD).write_text(card)
-    files = sorted(p for p in target.iterdir() if p.is_file() and p.name != MANIFEST)
-    total = sum(p.stat().st_size for p in files)
-    if total > SIZE_LIMIT_BYTES:
-        raise ValueError(
-            f"{target} holds {total / 1e6:.1f} MB, over the {SIZE_LIMIT_BYTES / 1e6:.0f} MB limit."
-        )
-    (target / MANIFEST).write_text("".join(f"{sha256_of(p)}  {p.name}\n" for p in files))
-    return sha256_of(target / MANIFEST)
+    return card
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -129,9 +175,12 @@ def main(argv: list[str] | None = None) -> None:
         "(default: nothing recorded, i.e. head)",
     )
     args = parser.parse_args(argv)
-    note = args.note.read_text() if args.note else None
-    card = args.card.read_text() if args.card else None
-    digest = export_embedded(args.source, args.target, note, args.hub_id, card, args.long_stories)
+    try:
+        note = args.note.read_text() if args.note else None
+        card = args.card.read_text() if args.card else None
+        digest = export_embedded(args.source, args.target, note, args.hub_id, card, args.long_stories)
+    except (OSError, ValueError) as error:  # a usage error naming the folder, not a traceback
+        parser.error(str(error))
     print(
         f"wrote {args.target}; set EMBEDDED_MANIFEST_SHA256 = {digest!r} in story_quality/union/checkpoints.py"
     )
