@@ -22,6 +22,7 @@ from story_quality.signature import checkpoint_id, normalization_label, signatur
 from story_quality.union import CITATION
 from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 from story_quality.union.checkpoints import is_config_name, resolve_checkpoint
+from story_quality.union.human_scale import RESCALES, add_percentiles, reference_for_call
 from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
 from story_quality.union.scoring import class_probabilities, encode, model_window
 from story_quality.union.story_text import StoryNormalization
@@ -54,11 +55,17 @@ Args:
         sentences and averages them, weighted by their lengths. Default: what the checkpoint
         records, else "head" ("default" records "windows"). Stories that fit the window
         score the same either way.
+    rescale (`str`, optional): "human-roc" or "human-wp" also returns each story's percentile
+        among the held-back human stories of that domain, scored by the same checkpoint (a table
+        shipped with "default"; another checkpoint has none and is refused). Default None.
 
 Returns:
     scores (`list` of `float`): P(human-written) for each story, in input order, in [0, 1];
         higher is more coherent.
     union_score (`float`): the mean of `scores` (NaN when there are no stories).
+    percentiles (`list` of `float`, with `rescale` only): each story's percentile, 0-100, among
+        the human stories of the domain: the share of them scoring lower, ties counted half. A
+        place among one set of human stories, not a probability.
     signature (`str`): what made the scores (checkpoint and its revision or weights' sha256,
         normalisation, window, precision, package version); report it with the numbers.
 
@@ -80,7 +87,7 @@ Examples:
 
 # A shorter window leaves the classifier too little of any story to tell one from another.
 MIN_WINDOW = 16
-OPTIONS = ("batch_size", "device", "max_length", "long_stories")
+OPTIONS = ("batch_size", "device", "max_length", "long_stories", "rescale")
 PAPER_URL = "https://aclanthology.org/2020.emnlp-main.736"
 CODE_URL = "https://github.com/thu-coai/UNION"
 
@@ -135,18 +142,18 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
         validation.check_options(kwargs, OPTIONS)
-        if predictions is None:  # score what add_batch gathered
-            if self.writer is None and self.num_process == 1:
-                validation.check_texts(None)
-            return super().compute(references=references, **kwargs)
-        texts = validation.check_texts(predictions)
-        if self.num_process == 1 and self.writer is None:
-            # Nothing added with add_batch, one process: score the list as given. evaluate's own
-            # path writes every story to an Arrow file and reads them all back into a second list,
-            # which doubles the memory of a large call.
-            with self.taking_turns():
+        with self.taking_turns():  # another thread's add must not land between the check and the work
+            if predictions is None:  # score what add_batch gathered
+                if self.writer is None and self.num_process == 1:
+                    validation.check_texts(None)
+                return super().compute(references=references, **kwargs)
+            texts = validation.check_texts(predictions)
+            if self.num_process == 1 and self.writer is None:
+                # Nothing added with add_batch, one process: score the list as given. evaluate's own
+                # path writes every story to an Arrow file and reads them all back into a second list,
+                # which doubles the memory of a large call.
                 return self._compute(texts, **kwargs)
-        return super().compute(predictions=texts, references=references, **kwargs)
+            return super().compute(predictions=texts, references=references, **kwargs)
 
     def _compute(
         self,
@@ -155,6 +162,7 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
         device: str | int | torch.device | None = None,
         max_length: int | None = None,
         long_stories: str | None = None,
+        rescale: str | None = None,
     ) -> dict:
         predictions = validation.check_texts(predictions)
         batch_size = validation.check_count(batch_size, "batch_size")
@@ -170,6 +178,10 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
         if next(self.model.parameters()).device != target:
             self.model.to(target)
         window = model_window(self.tokenizer, self.model.config, max_length)
+        signature = self.signature(window, target, long_stories)
+        if rescale is not None:  # the table is checked before any story is read
+            rescale = validation.check_choice(rescale, "rescale", tuple(RESCALES))
+            human = reference_for_call(rescale, signature, self.checkpoint)
         with progress(total=len(predictions), desc="UNION text", unit="story") as bar:
             if long_stories == "windows":
                 encoded = encode_windows(
@@ -197,11 +209,12 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
             progress=lambda batches: progress(batches, desc="UNION", unit="batch"),
         )
         scores = story_means(window_scores, encoded, len(predictions))
-        return {
+        result = {
             "scores": scores,
             "union_score": sum(scores) / len(scores) if scores else math.nan,
-            "signature": self.signature(window, target, long_stories),
+            "signature": signature,
         }
+        return result if rescale is None else add_percentiles(result, rescale, human)
 
 
 def _cache_key(name: str) -> str:

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import evaluate
 import pytest
@@ -27,27 +28,102 @@ def checkpoint(tmp_path_factory) -> pathlib.Path:
     return save_union_checkpoint(tmp_path_factory.mktemp("sharing") / "checkpoint")
 
 
-def test_threads_sharing_one_instance_each_get_their_own_scores(checkpoint):
-    union = evaluate.load(metric_path("union"), str(checkpoint))
-    expected = union.compute(predictions=TEXTS)["scores"]
-    results: dict[int, list[list[float]]] = {}
-    errors: list[BaseException] = []
+def _slowed(function, seconds: float = 0.02):
+    """``function`` with a pause before it: widens the window in which two unlocked threads overlap."""
 
-    def work(k: int) -> None:
+    def slow(*args, **kwargs):
+        time.sleep(seconds)
+        return function(*args, **kwargs)
+
+    return slow
+
+
+def _run_threads(work, count: int) -> list[BaseException]:
+    """Run ``work(k)`` in ``count`` threads released together; the errors they raised."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(count)
+
+    def run(k: int) -> None:
         try:
-            for _ in range(3):
-                results.setdefault(k, []).append(union.compute(predictions=TEXTS[k:] + TEXTS[:k])["scores"])
-        except BaseException as error:  # noqa: BLE001 (reported below)
+            start.wait()
+            work(k)
+        except BaseException as error:  # noqa: BLE001 (reported by the caller)
             errors.append(error)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert errors == []
+    return errors
+
+
+def test_threads_sharing_one_union_instance_each_get_their_own_scores_one_call_at_a_time(checkpoint):
+    union = evaluate.load(metric_path("union"), str(checkpoint))
+    expected = union.compute(predictions=TEXTS)["scores"]
+    inside, most_inside = [0], [0]
+    forward = union.logits_fn
+
+    def counted_forward(*args, **kwargs):  # how many threads are in the model at once
+        inside[0] += 1
+        most_inside[0] = max(most_inside[0], inside[0])
+        try:
+            return _slowed(forward)(*args, **kwargs)
+        finally:
+            inside[0] -= 1
+
+    union.logits_fn = counted_forward
+    results: dict[int, list[list[float]]] = {}
+
+    def work(k: int) -> None:
+        for _ in range(3):
+            results.setdefault(k, []).append(union.compute(predictions=TEXTS[k:] + TEXTS[:k])["scores"])
+
+    assert _run_threads(work, 4) == []
     for k, runs in results.items():
         assert len(runs) == 3 and all(run == expected[k:] + expected[:k] for run in runs)
+    assert most_inside[0] == 1, "two threads ran the model of one instance at once"
+
+
+def test_threads_sharing_one_gruen_instance_each_get_their_own_scores(tmp_path):
+    """gruen goes through evaluate's writer: unlocked, one thread's texts land in another's call."""
+    gruen = evaluate.load(metric_path("gruen"))
+    options = save_all(tmp_path / "gruen")
+    texts = [f"The dog went home on day {i}. It was very happy." for i in range(6)]
+    expected = gruen.compute(predictions=texts, **options)["scores"]
+    gruen.add_batch = _slowed(gruen.add_batch)  # the instance's own add_batch, taken by compute
+    results: dict[int, list[float]] = {}
+
+    def work(k: int) -> None:
+        results[k] = gruen.compute(predictions=texts[k:] + texts[:k], **options)["scores"]
+
+    assert _run_threads(work, 3) == []
+    assert results == {k: pytest.approx(expected[k:] + expected[:k], abs=1e-9) for k in range(3)}
+
+
+@pytest.mark.parametrize("name", ["union", "gruen"])
+def test_threads_adding_to_one_instance_lose_no_text(name, checkpoint, tmp_path):
+    """Two threads that both find no writer would each open one; the first one's texts would be lost."""
+    if name == "union":
+        metric, options, texts = evaluate.load(metric_path("union"), str(checkpoint)), {}, TEXTS[:12]
+    else:
+        metric, options = evaluate.load(metric_path("gruen")), save_all(tmp_path / "gruen")
+        texts = [f"The cat sat on mat {i}. It slept there." for i in range(8)]
+    expected = dict(zip(texts, metric.compute(predictions=texts, **options)["scores"], strict=True))
+    metric._init_writer = _slowed(metric._init_writer, 0.05)
+    half = len(texts) // 2
+
+    def work(k: int) -> None:
+        if k == 0:
+            for text in texts[:half]:
+                metric.add(prediction=text)
+        else:
+            metric.add_batch(predictions=texts[half:])
+
+    assert _run_threads(work, 2) == []
+    scores = metric.compute(**options)["scores"]
+    assert len(scores) == len(texts), f"{len(texts) - len(scores)} of {len(texts)} added texts were lost"
+    assert sorted(scores) == pytest.approx(sorted(expected.values()), abs=1e-9)
 
 
 def test_a_pickled_instance_loads_again_and_scores_the_same(checkpoint):
