@@ -10,7 +10,7 @@ import warnings
 import evaluate
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 from tiny_models import save_union_checkpoint
 
 from story_quality.training.average_checkpoints import (
@@ -138,3 +138,81 @@ def test_the_least_aligned_weight_matrix_is_found():
     assert least_aligned([shared, fine_tuned], ["a", "b"])[0] > 0.99
     redrawn_bias = {**fine_tuned, "bias": torch.randn(8)}  # vectors are not compared: biases start at 0
     assert least_aligned([shared, redrawn_bias], ["a", "b"])[1] != "bias"
+
+
+def folder_contents(folder: pathlib.Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.fixture
+def copies(runs, tmp_path) -> list[pathlib.Path]:
+    """Two members in this test's own folder (a refused output must leave them as they were)."""
+    return [pathlib.Path(shutil.copytree(run, tmp_path / run.name)) for run in runs[:2]]
+
+
+@pytest.mark.parametrize("output", ["the first member", "a folder holding a member"])
+def test_the_output_is_never_a_member(copies, output):
+    """Case 5: ``run1 run2 --output-dir run1`` once overwrote run1's weights under its old card."""
+    target = copies[0] if output == "the first member" else copies[0].parent
+    before = folder_contents(copies[0])
+    with pytest.raises(ValueError, match=r"--output-dir .* (is|holds) the input"):
+        average_checkpoints(copies, target, overwrite=True)
+    assert folder_contents(copies[0]) == before
+
+
+@pytest.mark.parametrize("folder", ["another model", "user notes", "a file"])
+def test_a_folder_the_tool_did_not_write_is_refused_before_any_work(
+    copies, runs, tmp_path, folder, monkeypatch
+):
+    if folder == "another model":
+        target = pathlib.Path(shutil.copytree(runs[2], tmp_path / "other-model"))
+        expected = r"(holds files average_checkpoints did not write|was not written by average_checkpoints)"
+    elif folder == "user notes":
+        target = tmp_path / "notes"
+        target.mkdir()
+        (target / "ideas.md").write_text("mine")
+        expected = r"holds files average_checkpoints did not write \(ideas.md\)"
+    else:
+        target = tmp_path / "soup.txt"
+        target.write_text("mine")
+        expected = r"is a file, not a folder"
+    before = folder_contents(target) if target.is_dir() else target.read_bytes()
+    monkeypatch.setattr(
+        "story_quality.training.average_checkpoints.load_member", lambda name: pytest.fail("work was done")
+    )
+    with pytest.raises(ValueError, match=expected):
+        average_checkpoints(copies, target, overwrite=True)
+    assert (folder_contents(target) if target.is_dir() else target.read_bytes()) == before
+
+
+@pytest.mark.filterwarnings("ignore:.*points away from")
+def test_an_earlier_average_is_replaced_only_with_overwrite(copies, runs, tmp_path):
+    soup = average_checkpoints(copies, tmp_path / "soup")
+    before = folder_contents(soup)
+    with pytest.raises(ValueError, match=r"already holds an averaged checkpoint; pass --overwrite"):
+        average_checkpoints([copies[0], runs[2]], soup)
+    assert folder_contents(soup) == before
+    average_checkpoints([copies[0], runs[2]], soup, overwrite=True)
+    assert json.loads((soup / MEMBERS_FILE).read_text()) == {"averaged": [str(copies[0]), str(runs[2])]}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run0", "run1", "soup"]  # no scratch left
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_member_with_non_finite_weights_is_refused_naming_it_and_the_tensor(copies, tmp_path, value):
+    """Case 14: a NaN weight would make every score of the average NaN."""
+    weights = load_file(str(copies[1] / "model.safetensors"))
+    key = sorted(weights)[3]
+    weights[key].view(-1)[0] = value
+    save_file(weights, str(copies[1] / "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(ValueError, match=rf"{copies[1]}: tensor {key} holds NaN or infinite weights"):
+        average_checkpoints(copies, tmp_path / "soup")
+    assert not (tmp_path / "soup").exists()
+
+
+def test_a_missing_member_is_a_usage_error_naming_it(runs, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as error:
+        main([str(runs[0]), "nothere", "--output-dir", "soup"])
+    assert error.value.code == 2
+    assert "nothere: no such checkpoint folder" in capsys.readouterr().err
+    assert not (tmp_path / "soup").exists()
