@@ -8,7 +8,8 @@ of ``wp-stories/stories.jsonl`` (0-based line numbers divisible by the step) are
     python -m benchmarks.dev_split --output-dir outputs/corpora          # writes the four files
 
 writes ``roc_train.txt`` (every other ROC story of ``stories.txt`` and ``more_stories.jsonl``),
-``wp_train.jsonl`` (the other WP stories, prompt and story), and the held-back
+``wp_train.jsonl`` (the other WP stories of ``stories.jsonl``, then every story of
+``more_stories.jsonl``, prompt and story), and the held-back
 ``roc_heldback.txt`` / ``wp_heldback.jsonl``, ready for ``training/build_union_data.py``.
 """
 
@@ -34,13 +35,21 @@ def roc_stories() -> tuple[list[str], list[str]]:
     return train, held
 
 
-def wp_rows() -> tuple[list[dict], list[dict]]:
-    """(training, held back) WP rows with ``prompt`` (or None) and ``story``."""
-    with shared_data("wp-stories", "stories.jsonl").open(encoding="utf-8") as source:
+def _read_wp(name: str) -> list[dict]:
+    with shared_data("wp-stories", name).open(encoding="utf-8") as source:
         rows = [json.loads(line) for line in source if line.strip()]
-    rows = [{"prompt": row["prompt"], "story": row["story"]} for row in rows]
+    return [{"prompt": row["prompt"], "story": row["story"]} for row in rows]
+
+
+def wp_rows() -> tuple[list[dict], list[dict]]:
+    """(training, held back) WP rows with ``prompt`` (or None) and ``story``.
+
+    The held-back rows are fixed by ``stories.jsonl`` alone; ``more_stories.jsonl`` (added later)
+    is all training, so the held-back set never changes.
+    """
+    rows = _read_wp("stories.jsonl")
     return (
-        [row for i, row in enumerate(rows) if i % WP_STEP],
+        [row for i, row in enumerate(rows) if i % WP_STEP] + _read_wp("more_stories.jsonl"),
         [row for i, row in enumerate(rows) if i % WP_STEP == 0],
     )
 

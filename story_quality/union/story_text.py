@@ -54,7 +54,9 @@ PLACEHOLDERS = ("[MALE]", "[FEMALE]", "[NEUTRAL]")
 ABBREVIATIONS = frozenset(
     {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs", "etc", "e.g", "i.e"}
 )
+# Tokens a sentence may end with (closing quotes included), and the tokens that end one.
 SENTENCE_END = frozenset({".", "!", "?", "''", '"', "'", "``"})
+SENTENCE_STOPS = frozenset({".", "!", "?"})
 # A placeholder must survive the Treebank tokenizer, which splits brackets off words.
 _PROTECT = {tag: f"zzplaceholder{tag[1:-1].lower()}zz" for tag in PLACEHOLDERS}
 _RESTORE = {v: k for k, v in _PROTECT.items()}
