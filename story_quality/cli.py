@@ -12,17 +12,19 @@ refused). The first output row and the closing summary carry the metric's signat
 from __future__ import annotations
 
 import argparse
-import csv
-import io
+import contextlib
 import json
 import math
 import os
 import pathlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from story_quality import input_files, output_files
+from story_quality.compare import add_compare_parser, run_compare
+from story_quality.union.human_scale import RESCALES
 from story_quality.validation import is_blank
 
 METRICS = ("union", "gruen")
@@ -30,7 +32,7 @@ INPUT_SUFFIXES = (".txt", ".jsonl", ".csv")
 CHUNK = 512
 # The metric's per-text result lists, as the output rows name them.
 ROW_KEYS = {
-    "union": {"scores": "union"},
+    "union": {"scores": "union", "percentiles": "percentile"},
     "gruen": {key: key for key in ("gruen", "grammaticality", "redundancy", "focus", "coherence")},
 }
 
@@ -47,52 +49,43 @@ class UsageError(ValueError):
     """A bad file, row or option: printed as one line, exit status 2."""
 
 
-def _read_text(path: pathlib.Path) -> str:
-    from story_quality.training.corpora import read_text_file
-
-    try:
-        return read_text_file(path)
-    except FileNotFoundError:
-        raise UsageError(f"--input {path}: no such file") from None
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-
-
 def read_rows(path: pathlib.Path, text_column: str) -> list[Row]:
-    """Every input row with its line number; a row that cannot be scored records why."""
+    """Every input row with the line it starts on; a row that cannot be scored records why."""
     suffix = path.suffix.lower()
     if suffix not in INPUT_SUFFIXES:
         raise UsageError(f"--input {path}: unsupported file type; use one of {', '.join(INPUT_SUFFIXES)}")
-    text = _read_text(path)
+    try:
+        records = input_files.read_records(path)
+    except FileNotFoundError:
+        raise UsageError(f"--input {path}: no such file") from None
+    if suffix == ".csv" and text_column not in records.columns:
+        raise UsageError(f"{path}: no {text_column!r} column (columns: {records.columns}); see --text-column")
+    column = "text" if suffix == ".txt" else text_column  # a .txt line is the text
     rows: list[Row] = []
-    if suffix == ".txt":
-        for number, line in enumerate(text.splitlines(), 1):
-            rows.append(Row(len(rows), number, line))
-    elif suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise UsageError(f"{path}:{number}: not valid JSON ({error.msg})") from None
-            if not isinstance(record, dict) or text_column not in record:
-                raise UsageError(f"{path}:{number}: no {text_column!r} field (--text-column names the text)")
-            rows.append(Row(len(rows), number, record[text_column]))
-    else:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        if text_column not in (reader.fieldnames or []):
-            raise UsageError(
-                f"{path}: no {text_column!r} column (columns: {reader.fieldnames}); see --text-column"
-            )
-        for record in reader:
-            rows.append(Row(len(rows), reader.line_num, record[text_column]))
+    for record, line in zip(records.rows, records.lines, strict=True):
+        if column not in record:
+            raise UsageError(f"{path}:{line}: no {text_column!r} field (--text-column names the text)")
+        rows.append(Row(len(rows), line, record[column]))
+    if not rows:
+        raise UsageError(f"--input {path} holds no rows to score.")
     for row in rows:
         if not isinstance(row.text, str):
             row.problem = f"not text ({type(row.text).__name__})"
         elif is_blank(row.text):
             row.problem = "empty"
     return rows
+
+
+def shipped_long_stories() -> str:
+    """How the shipped default checkpoint reads a long story, as its config records it."""
+    from story_quality.union.checkpoints import embedded_checkpoint_dir
+    from story_quality.union.windows import CONFIG_KEY
+
+    try:
+        config = json.loads((embedded_checkpoint_dir() / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "(not found: the shipped checkpoint is missing)"
+    return config.get(CONFIG_KEY) or "head"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -128,7 +121,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--long-stories",
         choices=["head", "windows"],
         help="union: read a story longer than the window by its head, or as consecutive windows whose "
-        "scores are averaged (default: what the checkpoint records, else head; the shipped default reads the head)",
+        "scores are averaged (default: what the checkpoint records, else head; the shipped default records "
+        f"{shipped_long_stories()})",
+    )
+    score.add_argument(
+        "--rescale",
+        choices=sorted(RESCALES),
+        help="union: also write each story's percentile among the held-back human ROC or WP stories, "
+        "scored by the same checkpoint (a table ships with the default checkpoint)",
     )
     score.add_argument("--lm-model", help="gruen: masked LM (Hub id or folder)")
     score.add_argument("--cola-model", help="gruen: CoLA classifier (Hub id or folder)")
@@ -149,12 +149,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "row saying why",
     )
     score.add_argument("--chunk-size", type=int, default=CHUNK, help=f"rows scored between writes ({CHUNK})")
+    add_compare_parser(commands)
     args = parser.parse_args(argv)
+    if args.command == "compare":
+        return args
     for name in ("batch_size", "chunk_size"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.metric == "gruen" and (args.max_length is not None or args.long_stories is not None):
-        parser.error("--max-length and --long-stories are union options")
+    if args.metric == "gruen" and any(
+        getattr(args, flag) is not None for flag in ("max_length", "long_stories", "rescale")
+    ):
+        parser.error("--max-length, --long-stories and --rescale are union options")
     if args.metric == "union" and any(
         [args.lm_model, args.cola_model, args.sop_model, args.coherence, args.lm_scoring]
     ):
@@ -165,7 +170,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def metric_options(args: argparse.Namespace, device: str) -> dict[str, Any]:
     options: dict[str, Any] = {"batch_size": args.batch_size, "device": device}
     if args.metric == "union":
-        for flag in ("max_length", "long_stories"):
+        for flag in ("max_length", "long_stories", "rescale"):
             if getattr(args, flag) is not None:
                 options[flag] = getattr(args, flag)
         return options
@@ -199,45 +204,115 @@ def per_row(metric: str, result: dict[str, Any], count: int) -> list[dict[str, A
     return [{key: values[i] for key, values in lists.items()} for i in range(count)]
 
 
-def resume_point(output: pathlib.Path, rows: list[Row], signature: str) -> int:
-    """How many rows the output already holds (0 for a new file), after checking it belongs to this run."""
-    if not output.exists() or output.stat().st_size == 0:
-        return 0
-    data = output.read_bytes()
-    keep = data.rfind(b"\n") + 1  # a line cut short by a kill is dropped
-    lines = data[:keep].decode("utf-8").splitlines()
-    done = []
-    for number, line in enumerate(lines, 1):
+def launched_distributed() -> bool:
+    """Whether a launcher (torchrun, ``accelerate launch --multi_gpu``, mpirun) started several processes."""
+    from accelerate.utils import get_int_from_env
+
+    sizes = ["WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"]
+    return int(os.environ.get("LOCAL_RANK", -1)) != -1 or get_int_from_env(sizes, 1) > 1
+
+
+def processes_on_cpu(device: str | None) -> bool:
+    """Whether the processes score on the CPU, so their group must be formed there.
+
+    Accelerate forms a CPU process group only when told (``PartialState(cpu=True)``): under
+    torchrun on a machine without a GPU each process would otherwise be process 0 of 1 and
+    score every row.
+    """
+    import torch
+    from accelerate.utils import parse_flag_from_env
+
+    if parse_flag_from_env("ACCELERATE_USE_CPU") or (device or "").startswith("cpu"):
+        return True
+    xpu = getattr(torch, "xpu", None)
+    has_accelerator = torch.cuda.is_available() or (xpu is not None and xpu.is_available())
+    return launched_distributed() and not has_accelerator
+
+
+def refuse_a_lone_cpu_launch() -> None:
+    """``accelerate launch --cpu --num_processes N`` starts one process (without mpirun): say so."""
+    from accelerate.utils import parse_flag_from_env
+
+    if (
+        parse_flag_from_env("ACCELERATE_USE_CPU")
+        and os.environ.get("MASTER_ADDR")
+        and not launched_distributed()
+    ):
+        raise UsageError(
+            "accelerate launch --cpu starts one process whatever --num_processes says (more need mpirun and "
+            "--mpirun_hostfile). For N processes on CPUs run `torchrun --nproc_per_node N -m story_quality "
+            "score ...`; for one, drop --num_processes (and unset MASTER_ADDR)."
+        )
+
+
+def on_main_process(state: Any, work: Callable[[], Any]) -> Any:
+    """``work()`` on process 0, its result (or its error, raised everywhere) shared with every process."""
+    from accelerate.utils import broadcast_object_list
+
+    result, problem = None, None
+    if state.is_main_process:
         try:
-            done.append(json.loads(line))
-        except json.JSONDecodeError:
-            raise UsageError(
-                f"--output {output}:{number} is not a JSON row; not an output of this command"
-            ) from None
+            result = work()
+        except (ValueError, TypeError, OSError) as error:
+            problem = str(error)
+    if state.num_processes > 1:
+        shared = [result, problem]
+        broadcast_object_list(shared, from_process=0)
+        result, problem = shared
+    if problem is not None:
+        raise UsageError(problem)
+    return result
+
+
+def row_identity(row: Row) -> dict[str, Any]:
+    """What an output row says of its input row: index, line and a hash of its text."""
+    return {"index": row.index, "line": row.line, output_files.TEXT_HASH: output_files.text_hash(row.text)}
+
+
+def existing_rows(args: argparse.Namespace, rows: list[Row]) -> list[dict[str, Any]]:
+    """The rows an earlier run of this command wrote to --output, checked against --input's text."""
+    done = output_files.read_sealed_rows(args.output)
+    output_files.refuse_other_input(done, [row_identity(row) for row in rows], args.output, args.input)
+    return done
+
+
+def check_signature(output: pathlib.Path, done: list[dict[str, Any]], signature: str) -> None:
     if done and done[0].get("signature") != signature:
         raise UsageError(
             f"--output {output} was written with another metric or setting ({done[0].get('signature')}); "
             f"this run is {signature}. Use another --output, or the same options as before."
         )
-    for position, record in enumerate(done):
-        if (
-            position >= len(rows)
-            or record.get("index") != position
-            or record.get("line") != rows[position].line
-        ):
-            raise UsageError(f"--output {output}, row {position + 1}: does not match --input; not its output")
-    if keep != len(data):
-        with output.open("r+b") as handle:
-            handle.truncate(keep)
-    return len(done)
+
+
+def write_chunk(args: argparse.Namespace, chunk: list[Row], scores: dict[int, dict], signature: str) -> None:
+    """Append one sealed row per input row of ``chunk``; a score that is not a finite number is refused."""
+    lines = []
+    for row in chunk:
+        record: dict[str, Any] = row_identity(row)
+        if row.index == 0:
+            record["signature"] = signature
+        if row.problem is not None:
+            record["skipped"] = row.problem
+        else:
+            for key, value in scores[row.index].items():
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise UsageError(
+                        f"{args.input}:{row.line} (row {row.index + 1}): the metric gave {value} for {key}; "
+                        "a score that is not a number is never written. Check the checkpoint's weights."
+                    )
+            record.update(scores[row.index])
+        lines.append(output_files.seal(record))
+    with args.output.open("a", encoding="utf-8") as handle:
+        handle.write("".join(lines))
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def score(args: argparse.Namespace) -> dict[str, Any]:
     from accelerate import PartialState
-    from accelerate.utils import gather_object
-    from tqdm.auto import tqdm
 
-    state = PartialState()
+    refuse_a_lone_cpu_launch()
+    state = PartialState(cpu=processes_on_cpu(args.device))
     rows = read_rows(args.input, args.text_column)
     bad = [row for row in rows if row.problem]
     if bad and args.bad_rows == "refuse":
@@ -246,21 +321,43 @@ def score(args: argparse.Namespace) -> dict[str, Any]:
             f"{args.input}: {len(bad)} row(s) hold no text ({listed}{'; ...' if len(bad) > 10 else ''}). "
             "Fix them, or pass --bad-rows skip."
         )
-    device = args.device or ("cpu" if state.device.type == "mps" else str(state.device))
-    metric = load_metric(args, state.process_index)
-    options = metric_options(args, device)
-    signature = metric.compute(predictions=[], **options)["signature"]
-    start = resume_point(args.output, rows, signature) if state.is_main_process else 0
-    start = gather_object([start])[0] if state.num_processes > 1 else start
+    device = args.device or ("cpu" if state.device.type in ("cpu", "mps") else str(state.device))
+    done: list[dict[str, Any]] = []
+    with contextlib.ExitStack() as claim:
+
+        def prepare() -> int:
+            claim.enter_context(output_files.claim_output(args.output, [args.input]))
+            done.extend(existing_rows(args, rows))
+            return len(done)
+
+        start = on_main_process(state, prepare)  # before any model is loaded
+        metric = load_metric(args, state.process_index)
+        options = metric_options(args, device)
+        signature = metric.compute(predictions=[], **options)["signature"]
+        on_main_process(state, lambda: check_signature(args.output, done, signature))
+        counts = score_rows(args, state, rows, start, (metric, options, signature))
+    return {
+        "rows": len(rows),
+        "skipped": len(bad),
+        "resumed_from": start,
+        "signature": signature,
+        "counts": counts,
+    }
+
+
+def score_rows(
+    args: argparse.Namespace, state: Any, rows: list[Row], start: int, scorer: tuple[Any, dict, str]
+) -> list[int]:
+    """Score ``rows[start:]`` chunk by chunk, each process its share, process 0 appending; rows per process."""
+    from accelerate.utils import gather_object
+    from tqdm.auto import tqdm
+
+    metric, options, signature = scorer
     if state.is_main_process and start:
         print(f"{args.output}: {start} of {len(rows)} rows already scored; scoring the rest", file=sys.stderr)
-    bar = tqdm(
-        total=len(rows),
-        initial=start,
-        desc=f"{args.metric} score",
-        unit="text",
-        disable=not state.is_main_process,
-    )
+    bar = tqdm(total=len(rows), initial=start, desc=f"{args.metric} score", unit="text",
+               disable=not state.is_main_process)  # fmt: skip
+    mine_total = 0
     for chunk_start in range(start, len(rows), args.chunk_size):
         chunk = rows[chunk_start : chunk_start + args.chunk_size]
         good = [row for row in chunk if row.problem is None]
@@ -269,23 +366,13 @@ def score(args: argparse.Namespace) -> dict[str, Any]:
             scored = list(
                 zip([row.index for row in mine], per_row(args.metric, result, len(mine)), strict=True)
             )
+        mine_total += len(mine)
         if state.num_processes > 1:
             scored = gather_object(scored)
-        if state.is_main_process:
-            by_index = dict(scored)
-            with args.output.open("a", encoding="utf-8") as handle:
-                for row in chunk:
-                    record: dict[str, Any] = {"index": row.index, "line": row.line}
-                    if row.index == 0:
-                        record["signature"] = signature
-                    record.update(by_index[row.index] if row.problem is None else {"skipped": row.problem})
-                    handle.write(json.dumps(record) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+        on_main_process(state, lambda: write_chunk(args, chunk, dict(scored), signature))  # noqa: B023
         bar.update(len(chunk))
     bar.close()
-    state.wait_for_everyone()
-    return {"rows": len(rows), "skipped": len(bad), "resumed_from": start, "signature": signature}
+    return gather_object([mine_total]) if state.num_processes > 1 else [mine_total]
 
 
 def summarise(args: argparse.Namespace, summary: dict[str, Any]) -> str:
@@ -297,14 +384,18 @@ def summarise(args: argparse.Namespace, summary: dict[str, Any]) -> str:
             if key in record:
                 values.append(record[key])
     mean = sum(values) / len(values) if values else math.nan
+    counts = summary["counts"]
     return (
-        f"{len(values)} texts scored ({summary['skipped']} skipped), mean {key} {mean:.4f}; "
+        f"{len(values)} texts scored ({summary['skipped']} skipped), mean {key} {mean:.4f}; this run: "
+        f"{' + '.join(map(str, counts))} rows on {len(counts)} process{'es' if len(counts) > 1 else ''}; "
         f"signature {summary['signature']}"
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.command == "compare":
+        return run_compare(args)
     try:
         summary = score(args)
     except (UsageError, ValueError, TypeError, OSError) as error:

@@ -1,0 +1,251 @@
+"""The rule for a file a command writes: it never changes a file it did not write.
+
+* The output is never one of the inputs: the same path, or the same file through a symbolic or
+  hard link (resolved paths and ``(device, inode)`` are compared).
+* Its folder must exist and take new files, checked before any work.
+* One run at a time: :func:`claim_output` holds an exclusive lock on ``NAME.lock`` beside the
+  output while the run lasts (the operating system releases it when the process dies, so a
+  killed run never blocks the next; the file is removed at the end). A second run is refused
+  with the lock's name and the process that holds it.
+* An existing output is continued only when every row in it is one this module sealed
+  (:func:`seal`: a hash of the row's own content, so a row edited or cut by hand is found) and
+  each row's ``text_hash`` matches its input text (a different input of the same length is
+  refused, naming the first row that differs). Only a last line cut short by a kill is dropped,
+  and only when it starts as this command's rows start; any other file (notes, settings, a
+  one-line file without a final newline) is refused, never truncated. An empty file is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import pathlib
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+LOCK_SUFFIX = ".lock"
+ROW_HASH = "row_hash"
+TEXT_HASH = "text_hash"
+HASH_DIGITS = 16
+# How every row this module seals starts (``seal`` puts ``index`` first): a cut-short last line
+# that starts otherwise was not written by the command.
+ROW_START = b'{"index": '
+
+
+class OutputError(ValueError):
+    """An output that must not be written: named, with what to do instead."""
+
+
+def text_hash(text: Any) -> str:
+    """A short sha256 of an input row's text (of its JSON form when it is not a string)."""
+    data = text if isinstance(text, str) else json.dumps(text, sort_keys=True, default=repr)
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_DIGITS]
+
+
+def _content_hash(record: dict[str, Any]) -> str:
+    content = {key: value for key, value in record.items() if key != ROW_HASH}
+    canonical = json.dumps(content, sort_keys=True, allow_nan=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_DIGITS]
+
+
+def seal(record: dict[str, Any]) -> str:
+    """``record`` as one output line (with its ``row_hash``); a NaN or infinity is refused (not JSON)."""
+    if next(iter(record), None) != "index":
+        raise ValueError("a sealed row starts with its 'index'")
+    return json.dumps({**record, ROW_HASH: _content_hash(record)}, allow_nan=False) + "\n"
+
+
+def same_file(first: pathlib.Path, second: pathlib.Path) -> bool:
+    """Whether two paths name one file: the same resolved path, or one file through a link."""
+    if first.resolve() == second.resolve():
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False  # one of them does not exist yet
+
+
+def refuse_inputs(output: pathlib.Path, inputs: Iterable[pathlib.Path], option: str = "--output") -> None:
+    """Refuse an output that is one of the inputs (by path or link)."""
+    for source in inputs:
+        if same_file(output, source):
+            raise OutputError(
+                f"{option} {output} is the input {source}; writing it would destroy the input. "
+                f"Name another {option}."
+            )
+
+
+def check_folder(output: pathlib.Path, option: str = "--output") -> None:
+    """Refuse an output whose folder is missing or not a folder, or that is itself a folder."""
+    folder = output.absolute().parent
+    if not folder.exists():
+        raise OutputError(f"{option} {output}: the folder {folder} does not exist; create it first.")
+    if not folder.is_dir():
+        raise OutputError(f"{option} {output}: {folder} is not a folder.")
+    if output.is_dir():
+        raise OutputError(f"{option} {output} is a folder; name a file.")
+    if output.exists() and not os.access(output, os.W_OK):
+        raise OutputError(f"{option} {output} is read-only; name another {option}.")
+
+
+def lock_path(output: pathlib.Path) -> pathlib.Path:
+    return output.with_name(output.name + LOCK_SUFFIX)
+
+
+def _holder(lock: pathlib.Path) -> str:
+    try:
+        pid = lock.read_text(encoding="utf-8").strip()
+    except OSError:
+        pid = ""
+    return f"process {pid}" if pid.isdigit() else "another process"
+
+
+def _open_lock(lock: pathlib.Path, output: pathlib.Path, option: str) -> int:
+    """An open descriptor on ``lock``, held exclusively by this process."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): the lock file's creation is the claim
+        fcntl = None
+    while True:
+        flags = os.O_RDWR | os.O_CREAT | (0 if fcntl else os.O_EXCL)
+        try:
+            descriptor = os.open(lock, flags, 0o644)
+        except FileExistsError:
+            raise _busy(lock, output, option) from None
+        except OSError as error:
+            raise OutputError(
+                f"{option} {output}: cannot write in {lock.parent} ({error.strerror or error})."
+            ) from None
+        if fcntl is None:
+            return descriptor
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            os.close(descriptor)
+            if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise _busy(lock, output, option) from None
+            raise
+        # The holder before us may have removed the file between our open and our lock: retry then.
+        with contextlib.suppress(FileNotFoundError):
+            if os.path.samestat(os.stat(lock), os.fstat(descriptor)):
+                return descriptor
+        os.close(descriptor)
+
+
+def _busy(lock: pathlib.Path, output: pathlib.Path, option: str) -> OutputError:
+    return OutputError(
+        f"{option} {output} is being written by {_holder(lock)} (it holds {lock}); wait for that run to "
+        f"finish, or name another {option}."
+    )
+
+
+@contextlib.contextmanager
+def claim_output(
+    output: pathlib.Path, inputs: Iterable[pathlib.Path] = (), option: str = "--output"
+) -> Iterator[pathlib.Path]:
+    """Check ``output`` may be written and hold it for this run; an empty file it created is removed after."""
+    output = pathlib.Path(output)
+    check_folder(output, option)
+    refuse_inputs(output, inputs, option)
+    lock = lock_path(output)
+    descriptor = _open_lock(lock, output, option)
+    existed = output.exists()
+    try:
+        os.ftruncate(descriptor, 0)
+        os.write(descriptor, f"{os.getpid()}\n".encode())
+        yield output
+    finally:
+        if not existed and output.exists() and output.stat().st_size == 0:
+            output.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()  # before the lock is released: a run waiting on this file retries
+        os.close(descriptor)
+
+
+def read_sealed_rows(output: pathlib.Path, option: str = "--output") -> list[dict[str, Any]]:
+    """The rows of an existing output, each checked against its seal; a last line cut short is dropped.
+
+    Refuses (never changes) a file this module did not seal. A file that does not exist or is
+    empty has no rows.
+    """
+    if not output.exists():
+        return []
+    data = output.read_bytes()
+    keep = data.rfind(b"\n") + 1
+    rows = [
+        _checked_row(line, number, output, option)
+        for number, line in enumerate(data[:keep].split(b"\n")[:-1], 1)
+    ]
+    tail = data[keep:]
+    if tail:
+        # A run killed while writing leaves the start of a row: after sealed rows any start of one,
+        # in a file without them at least the opening every row has.
+        ours = tail.startswith(ROW_START[: len(tail)]) if rows else tail.startswith(ROW_START)
+        if not ours:
+            raise OutputError(
+                f"{option} {output} ends with a line this command did not write ({tail[:40]!r}); it is "
+                f"not an output of this command. Name another {option}."
+            )
+        with output.open("r+b") as handle:
+            handle.truncate(keep)
+    return rows
+
+
+def _checked_row(line: bytes, number: int, output: pathlib.Path, option: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        record = None
+    if not isinstance(record, dict) or ROW_HASH not in record:
+        raise OutputError(
+            f"{option} {output}, line {number}: not a row this command writes; the file is not its output "
+            f"(or was written by an older version). Name another {option}."
+        )
+    try:
+        intact = record[ROW_HASH] == _content_hash(record)
+    except ValueError:  # a NaN or infinity typed in by hand
+        intact = False
+    if not intact:
+        raise OutputError(
+            f"{option} {output}, line {number}: this row was changed after it was written (its "
+            f"{ROW_HASH} does not match). Restore the row, delete it and every row after it to rescore "
+            f"them, or name another {option}."
+        )
+    return record
+
+
+def refuse_other_input(
+    rows: list[dict[str, Any]],
+    expected: list[dict[str, Any]],
+    output: pathlib.Path,
+    source: pathlib.Path,
+    options: tuple[str, str] = ("--output", "--input"),
+) -> None:
+    """Refuse resuming ``rows`` unless each carries what ``expected`` (one dict per input row) says.
+
+    ``expected`` holds each input row's identity, e.g. its index, line and ``text_hash``: a
+    different input of the same length is refused, naming the first row that differs.
+    """
+    output_option, input_option = options
+    if len(rows) > len(expected):
+        raise OutputError(
+            f"{output_option} {output} holds {len(rows)} rows but {input_option} {source} has "
+            f"{len(expected)}: it is the output of another input. Name another {output_option}."
+        )
+    for position, (row, identity) in enumerate(zip(rows, expected, strict=False)):
+        if "index" in identity and row.get("index") != identity["index"]:
+            raise OutputError(
+                f"{output_option} {output}, line {position + 1} holds row {row.get('index')} where row "
+                f"{identity['index']} belongs: a row was deleted or moved. Delete it and every row after it "
+                f"to rescore them, or name another {output_option}."
+            )
+        differing = [key for key, value in identity.items() if row.get(key) != value]
+        if differing:
+            raise OutputError(
+                f"{output_option} {output}, row {position + 1}: its {', '.join(differing)} differ from "
+                f"row {position + 1} of {input_option} {source}: it is the output of another input (or the "
+                f"input changed). Name another {output_option}."
+            )
