@@ -35,10 +35,21 @@ import json
 import math
 import pathlib
 import random
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from story_quality.training.cli_types import at_least, positive_number
+from story_quality.training.output_folders import (
+    OutputKind,
+    check_output_folder,
+    probe_writable,
+    refuse_input_as_output,
+    written_whole,
+    written_whole_file,
+)
 
 SENTENCE_ENDS = frozenset({".", "!", "?"})
 SPECIALS = ["<pad>", "<unk>", "<eos>", "<roc>", "<wp>"]
@@ -47,6 +58,25 @@ DOMAIN_TOKEN = {"roc": 3, "wp": 4}
 BLOCK = 256  # the LM's window in words; every sample stays inside it
 ROC_NEW_SENTENCES = 4  # a ROC story is five sentences; the first is given
 GENERATED = "generated"  # the corruption name replaced rows carry
+# A ROC story has five sentences of about 45 words (at most 71 in ROCStories); a text in no
+# --wp-fold that is longer is a WritingPrompts text whose fold was left out, never a ROC story.
+ROC_MAX_SENTENCES = 7
+ROC_MAX_WORDS = 120
+TARGETS = "targets.jsonl"
+SUMMARY = "generated_negatives_summary.json"
+TARGET_KEYS = ("story_index", "domain", "fold", "text")
+SAMPLE_KEYS = ("story_index", "copy", "domain", "text")
+# export's work folder; replace's output (a saved dataset and its summary, never another corpus's).
+WORK = OutputKind(
+    "export", "an export's work folder", TARGETS, frozenset({"lm_roc.txt"}), re.compile(r"lm_wp_\d+\.txt")
+)
+REPLACED = OutputKind(
+    "replace",
+    "a corpus with generated negatives",
+    SUMMARY,
+    frozenset({"dataset_info.json", "state.json"}),
+    re.compile(r"data-\d{5}-of-\d{5}\.arrow|cache-[\w.-]+\.arrow|tmp\w+"),
+)
 
 
 @dataclass
@@ -111,58 +141,119 @@ def copy_rate(sample_text: str, original: str, n: int = 4) -> float:
     return sum(g in theirs for g in grams) / len(grams) if grams else 0.0
 
 
+def text_sha256(text: str) -> str:
+    """The sha256 of a story's text: what ties a sample to the story it continues."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def opening(tokens: Sequence[str], domain: str) -> list[str]:
+    """The words a sample is given: a ROC story's first sentence, a WritingPrompts text's first two
+    (the prompt and the story's first), never more than half the text.
+
+    >>> opening("a b . c d . e f .".split(), "roc")
+    ['a', 'b', '.']
+    """
+    return list(tokens[: min(first_sentences(tokens, 1 if domain == "roc" else 2), len(tokens) // 2)])
+
+
 # --- 1. export ----------------------------------------------------------------------------
 
 
-def _human_texts(folder: pathlib.Path) -> list[str]:
-    import datasets
-
-    corpus = datasets.load_from_disk(str(folder))
+def _human_texts(folder: pathlib.Path, option: str) -> list[str]:
+    corpus = load_corpus(folder, option)
     return [text for text, label in zip(corpus["text"], corpus["label"], strict=True) if label == 1]
 
 
-def export(
-    corpus_dir: pathlib.Path, roc_dir: pathlib.Path, wp_fold_dirs: Sequence[pathlib.Path], out: pathlib.Path
-) -> dict[str, Any]:
-    """Write ``lm_roc.txt``, ``lm_wp_<fold>.txt`` and ``targets.jsonl`` (one line per story of the
-    corpus: ``story_index``, ``domain``, ``fold``, ``text``) into ``out``."""
+def load_corpus(folder: pathlib.Path, option: str) -> Any:
+    """A corpus saved by ``datasets.save_to_disk``; a missing or other folder is named."""
     import datasets
 
+    if not (folder / "dataset_info.json").is_file() and not (folder / "state.json").is_file():
+        raise FileNotFoundError(
+            f"{option} {folder}: not a corpus saved by build_union_data.py (no dataset_info.json)."
+        )
+    return datasets.load_from_disk(str(folder))
+
+
+def export(
+    corpus_dir: pathlib.Path,
+    roc_dir: pathlib.Path,
+    wp_fold_dirs: Sequence[pathlib.Path],
+    out: pathlib.Path,
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """Write ``lm_roc.txt``, ``lm_wp_<fold>.txt`` and ``targets.jsonl`` (one line per story of the
+    corpus: ``story_index``, ``domain``, ``fold``, ``text``, ``story_sha256``) into ``out``, a new
+    folder or (with ``overwrite``) an earlier export's, replaced whole.
+
+    A story in no ``--wp-fold`` is taken for a ROC story only if it is shaped like one (at most
+    ``ROC_MAX_SENTENCES`` sentences and ``ROC_MAX_WORDS`` words); a longer one is a WritingPrompts
+    text whose fold was not given, and is refused, naming it.
+    """
     if len(wp_fold_dirs) < 2:
         raise ValueError(
             "--wp-fold: give two folds (or more), each continued by an LM trained on the others."
         )
-    out.mkdir(parents=True, exist_ok=True)
-    roc = _human_texts(roc_dir)
-    folds = [_human_texts(folder) for folder in wp_fold_dirs]
-    (out / "lm_roc.txt").write_text("".join(text + "\n" for text in roc), encoding="utf-8")
-    for number, texts in enumerate(folds):
-        (out / f"lm_wp_{number}.txt").write_text("".join(text + "\n" for text in texts), encoding="utf-8")
-    fold_of = {text: number for number, texts in enumerate(folds) for text in texts}
-    roc_known = set(roc)
-    corpus = datasets.load_from_disk(str(corpus_dir))
-    counts: collections.Counter[str] = collections.Counter()
-    seen: set[int] = set()
-    with open(out / "targets.jsonl", "w", encoding="utf-8") as handle:
-        for row in corpus:
-            if row["label"] != 1 or row["story_index"] in seen:
-                continue
-            seen.add(row["story_index"])
-            text = row["text"]
-            if text in roc_known:
-                raise ValueError(
-                    f"story {row['story_index']} of {corpus_dir} is also in --roc {roc_dir}: the LM would have read it."
-                )
-            if text in fold_of:
-                domain, fold = "wp", fold_of[text]
-            else:
-                domain, fold = "roc", row["story_index"] % len(folds)
-            counts[domain] += 1
-            handle.write(
-                json.dumps({"story_index": row["story_index"], "domain": domain, "fold": fold, "text": text})
-                + "\n"
-            )
+    check_output_folder(out, WORK, overwrite, inputs=[corpus_dir, roc_dir, *wp_fold_dirs], option="--out")
+    probe_writable(out, "--out")
+    roc = _human_texts(roc_dir, "--roc")
+    folds = [_human_texts(folder, "--wp-fold") for folder in wp_fold_dirs]
+    targets, counts = export_targets(load_corpus(corpus_dir, "corpus"), corpus_dir, (roc_dir, roc), folds)
+    with written_whole(out) as scratch:
+        (scratch / "lm_roc.txt").write_text("".join(text + "\n" for text in roc), encoding="utf-8")
+        for number, texts in enumerate(folds):
+            (scratch / f"lm_wp_{number}.txt").write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+        (scratch / TARGETS).write_text("".join(json.dumps(t) + "\n" for t in targets), encoding="utf-8")
     return {"lm_texts": {"roc": len(roc), "wp_folds": [len(f) for f in folds]}, "targets": dict(counts)}
+
+
+def export_targets(
+    corpus: Any,
+    corpus_dir: pathlib.Path,
+    roc: tuple[pathlib.Path, Sequence[str]],
+    folds: Sequence[Sequence[str]],
+) -> tuple[list[dict[str, Any]], collections.Counter[str]]:
+    """One target per story of ``corpus`` (its human rows) with its domain and fold, and the count per domain."""
+    roc_dir, roc_known = roc[0], set(roc[1])
+    fold_of = {text: number for number, texts in enumerate(folds) for text in texts}
+    counts: collections.Counter[str] = collections.Counter()
+    targets, seen = [], set()
+    for row in corpus:
+        index, text = row["story_index"], row["text"]
+        if row["label"] != 1 or index in seen:
+            continue
+        seen.add(index)
+        if text in roc_known:
+            raise ValueError(
+                f"story {index} of {corpus_dir} is also in --roc {roc_dir}: the LM would have read it."
+            )
+        if text in fold_of:
+            domain, fold = "wp", fold_of[text]
+        else:
+            refuse_unlike_roc(text.split(), index, corpus_dir)
+            domain, fold = "roc", index % len(folds)
+        counts[domain] += 1
+        targets.append(
+            {
+                "story_index": index,
+                "domain": domain,
+                "fold": fold,
+                "text": text,
+                "story_sha256": text_sha256(text),
+            }
+        )
+    return targets, counts
+
+
+def refuse_unlike_roc(words: Sequence[str], index: int, corpus_dir: pathlib.Path) -> None:
+    """Fail when a story in no --wp-fold is longer than a ROC story: its WritingPrompts fold is missing."""
+    sentences = sum(word in SENTENCE_ENDS for word in words)
+    if sentences > ROC_MAX_SENTENCES or len(words) > ROC_MAX_WORDS:
+        raise ValueError(
+            f"story {index} of {corpus_dir} is in no --wp-fold, but with {sentences} sentences and {len(words)} "
+            f"words it is no ROC story (at most {ROC_MAX_SENTENCES} and {ROC_MAX_WORDS}): give every "
+            "WritingPrompts fold of the corpus with --wp-fold."
+        )
 
 
 # --- 2. generate --------------------------------------------------------------------------
@@ -364,13 +455,14 @@ def continue_stories(
         openings, prefixes, limits = [], [], []
         for target, _ in batch:
             tokens = target["text"].split()
-            keep = min(first_sentences(tokens, 1 if target["domain"] == "roc" else 2), len(tokens) // 2)
-            openings.append(tokens[:keep])
-            prefixes.append([DOMAIN_TOKEN[target["domain"]], *encode(" ".join(tokens[:keep]), vocabulary)])
-            limits.append(max(1, min(len(tokens) - keep, BLOCK - 1 - len(prefixes[-1]) - options.margin)))
+            openings.append(opening(tokens, target["domain"]))
+            prefixes.append([DOMAIN_TOKEN[target["domain"]], *encode(" ".join(openings[-1]), vocabulary)])
+            limits.append(
+                max(1, min(len(tokens) - len(openings[-1]), BLOCK - 1 - len(prefixes[-1]) - options.margin))
+            )
         domains = [target["domain"] for target, _ in batch]
         continuations = sample(model, prefixes, limits, domains, [copy == 0 for _, copy in batch], options)
-        for (target, copy), opening, continuation in zip(batch, openings, continuations, strict=True):
+        for (target, copy), given, continuation in zip(batch, openings, continuations, strict=True):
             tokens = [words[i] for i in continuation]
             tokens = cut_at_sentence_end(tokens, len(tokens) // 2)
             records.append(
@@ -380,10 +472,84 @@ def continue_stories(
                     "blocked": copy == 0,
                     "domain": target["domain"],
                     "fold": target["fold"],
-                    "text": " ".join(opening + tokens),
+                    "text": " ".join(given + tokens),
+                    "story_sha256": text_sha256(target["text"]),
                 }
             )
     return records
+
+
+def read_json_lines(
+    path: pathlib.Path, keys: Sequence[str], expected: str
+) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, record)`` of a JSON-lines file whose records hold ``keys``; errors name the file and line."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file; expected {expected}.")
+    records = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                raise ValueError(f"{path}, line {number}: not a JSON object; expected {expected}.") from None
+            missing = [key for key in keys if not isinstance(record, dict) or key not in record]
+            if missing:
+                raise ValueError(f"{path}, line {number}: no {', '.join(missing)}; expected {expected}.")
+            records.append((number, record))
+    return records
+
+
+def read_work(work: pathlib.Path) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
+    """The LM's ROC texts, its WritingPrompts folds and the targets of an export's work folder, checked."""
+    if not (work / "lm_roc.txt").is_file():
+        raise FileNotFoundError(
+            f"{work}: no lm_roc.txt; give the --out folder of generated_negatives.py export."
+        )
+    folds = sorted(work.glob("lm_wp_*.txt"))
+    if len(folds) < 2:
+        raise FileNotFoundError(f"{work}: {len(folds)} lm_wp_*.txt folds, export writes two or more.")
+    targets = read_json_lines(work / TARGETS, TARGET_KEYS, "the targets export wrote")
+    for number, target in targets:
+        if "copy" in target:
+            raise ValueError(
+                f"{work / TARGETS}, line {number}: a sample generate wrote, not a target; rerun export."
+            )
+    roc = (work / "lm_roc.txt").read_text(encoding="utf-8").splitlines()
+    wp = [path.read_text(encoding="utf-8").splitlines() for path in folds]
+    return roc, wp, [target for _, target in targets]
+
+
+def record_path(out: pathlib.Path) -> pathlib.Path:
+    """Where generate's record of ``out`` (its LMs, and the samples' sha256) is written."""
+    return out.with_name(out.stem + "_record.json")
+
+
+def check_samples_output(work: pathlib.Path, out: pathlib.Path, overwrite: bool) -> None:
+    """Fail before any work unless ``out`` is new or (with ``overwrite``) samples generate wrote.
+
+    Never an input of the run (the work folder's texts and targets); never a file whose record
+    (``<out>_record.json``) does not hold its sha256, i.e. a file generate did not write.
+    """
+    inputs = [work, work / "lm_roc.txt", work / TARGETS, *work.glob("lm_wp_*.txt")]
+    for path in (out, record_path(out)):
+        refuse_input_as_output(path, inputs, "--out")
+        if path.is_dir():
+            raise FileExistsError(f"--out {out}: {path} is a folder; give a file name.")
+    if not out.exists() and not record_path(out).exists():
+        probe_writable(out.parent, "--out")
+        return
+    record = record_path(out)
+    try:
+        recorded = json.loads(record.read_text(encoding="utf-8")).get("samples_sha256")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    if not out.is_file() or recorded != hashlib.sha256(out.read_bytes()).hexdigest():
+        raise FileExistsError(
+            f"--out {out} (or {record.name}) exists and was not written by generate; it is never replaced. "
+            "Choose another file."
+        )
+    if not overwrite:
+        raise FileExistsError(f"--out {out} already holds samples; pass --overwrite to replace them.")
 
 
 def generate(
@@ -393,18 +559,19 @@ def generate(
     lm: LMOptions,
     sampling: SamplingOptions,
     batch_size: int,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
-    """Train one LM per fold and write two samples per target story to ``out`` (JSON lines)."""
-    roc = (work / "lm_roc.txt").read_text(encoding="utf-8").splitlines()
-    wp = [path.read_text(encoding="utf-8").splitlines() for path in sorted(work.glob("lm_wp_*.txt"))]
-    targets = [json.loads(line) for line in (work / "targets.jsonl").read_text(encoding="utf-8").splitlines()]
+    """Train one LM per fold and write two samples per target story to ``out`` (JSON lines), and
+    ``<out>_record.json`` (the LMs' losses, the samples' sha256); both written whole."""
+    check_samples_output(work, out, overwrite)
+    roc, wp, targets = read_work(work)
     vocabulary = build_vocabulary(roc + [text for fold in wp for text in fold], vocabulary_size)
     sampling = replace(
         sampling, sentence_end_ids=frozenset(vocabulary[w] for w in SENTENCE_ENDS if w in vocabulary)
     )
     record: dict[str, Any] = {"vocabulary": len(vocabulary), "folds": []}
     rng = random.Random(lm.seed)
-    with open(out, "w", encoding="utf-8") as handle:
+    with written_whole_file(out) as scratch, open(scratch, "w", encoding="utf-8") as handle:
         for number in range(len(wp)):
             texts = [("roc", t) for t in roc] + [
                 ("wp", t) for other, fold in enumerate(wp) if other != number for t in fold
@@ -420,6 +587,9 @@ def generate(
                 print(f"  {domain}: {len(samples)} samples, {time.time() - started:.0f} s", flush=True)
                 for shown in rng.sample(samples, min(2, len(samples))):
                     print(f"  e.g. (blocked={shown['blocked']}) {shown['text'][:400]}", flush=True)
+    record["samples_sha256"] = hashlib.sha256(out.read_bytes()).hexdigest()
+    with written_whole_file(record_path(out)) as scratch:
+        scratch.write_text(json.dumps(record, indent=1), encoding="utf-8")
     return record
 
 
@@ -460,13 +630,58 @@ def replace_negatives(
     return swapped, summary
 
 
-def read_samples(path: pathlib.Path, domains: str) -> dict[int, list[str]]:
+def corpus_stories(corpus: Any) -> dict[int, str]:
+    """``story_index`` -> the story's text (its human row), as export read it."""
+    stories: dict[int, str] = {}
+    for index, text, label in zip(corpus["story_index"], corpus["text"], corpus["label"], strict=True):
+        if label == 1:
+            stories.setdefault(index, text)
+    return stories
+
+
+def read_samples(path: pathlib.Path, domains: str, stories: dict[int, str]) -> dict[int, list[str]]:
+    """The samples of ``path`` per story, checked against the corpus's ``stories``.
+
+    A sample belongs to a story when its ``story_index`` is the corpus's, its ``story_sha256`` (if
+    recorded) is the story's text's, and it opens with the story's opening: samples made for
+    another corpus, whose indexes mean other stories, are refused naming the line.
+    """
     samples: dict[int, list[tuple[int, str]]] = collections.defaultdict(list)
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
+    for number, record in read_json_lines(path, SAMPLE_KEYS, "the samples generate wrote"):
+        index, where = record["story_index"], f"{path}, line {number}"
+        story = stories.get(index)
+        if story is None:
+            raise ValueError(
+                f"{where}: story_index {index} is not in the corpus; these samples were made for another one."
+            )
+        if record.get("story_sha256", text_sha256(story)) != text_sha256(story) or record["text"].split()[
+            : len(opening(story.split(), record["domain"]))
+        ] != opening(story.split(), record["domain"]):
+            raise ValueError(
+                f"{where}: the sample of story {index} continues another story than the corpus's story {index}; "
+                "these samples were made for another corpus (rerun export and generate on this one)."
+            )
         if domains == "both" or record["domain"] == domains:
-            samples[record["story_index"]].append((record["copy"], record["text"]))
+            samples[index].append((record["copy"], record["text"]))
     return {index: [text for _, text in sorted(pairs)] for index, pairs in samples.items()}
+
+
+def replace_command(args: argparse.Namespace) -> dict[str, Any]:
+    """``replace``: the output folder checked, the samples matched to the corpus, all before any work."""
+    from story_quality.training.negatives.build import corpus_sha256
+
+    check_output_folder(args.output_dir, REPLACED, args.overwrite, inputs=[args.corpus, args.generated])
+    probe_writable(args.output_dir)
+    corpus = load_corpus(args.corpus, "corpus")
+    samples = read_samples(args.generated, args.domains, corpus_stories(corpus))
+    swapped, summary = replace_negatives(corpus, samples, args.fraction, args.seed)
+    summary["samples_sha256"] = hashlib.sha256(args.generated.read_bytes()).hexdigest()
+    summary["domains"] = args.domains
+    summary["rows_sha256"] = corpus_sha256(swapped)
+    with written_whole(args.output_dir) as scratch:
+        swapped.save_to_disk(str(scratch))
+        (scratch / SUMMARY).write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    return summary
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -488,27 +703,39 @@ def main(argv: Sequence[str] | None = None) -> None:
         required=True,
         help="a built corpus of one fold of the WritingPrompts stories (every segment); give two",
     )
-    step.add_argument("--out", type=pathlib.Path, required=True, help="the work folder")
+    step.add_argument("--out", type=pathlib.Path, required=True, help="the work folder (new or empty)")
+    step.add_argument("--overwrite", action="store_true", help="replace an --out holding an earlier export")
     step = commands.add_parser("generate", help="train an LM per fold and sample (a GPU if there is one)")
     step.add_argument("work", type=pathlib.Path, help="the folder written by export")
-    step.add_argument("--out", type=pathlib.Path, required=True, help="the samples, JSON lines")
-    step.add_argument("--vocabulary", type=int, default=40000, help="words kept (default: 40000)")
-    step.add_argument("--width", type=int, default=512)
-    step.add_argument("--layers", type=int, default=6)
-    step.add_argument("--lm-epochs", type=int, default=10)
-    step.add_argument("--lm-batch", type=int, default=128, help="windows of 256 words a step")
-    step.add_argument("--lm-lr", type=float, default=6e-4)
-    step.add_argument("--gen-batch", type=int, default=1024, help="samples drawn together")
-    step.add_argument("--top-k", type=int, default=40)
-    step.add_argument("--temperature", type=float, default=1.0)
     step.add_argument(
-        "--margin", type=int, default=20, help="words a WritingPrompts sample may run past its story"
+        "--out",
+        type=pathlib.Path,
+        required=True,
+        help="the samples, JSON lines (a new file, outside the inputs)",
+    )
+    step.add_argument("--overwrite", action="store_true", help="replace an --out holding earlier samples")
+    step.add_argument("--vocabulary", type=at_least(1), default=40000, help="words kept (default: 40000)")
+    step.add_argument("--width", type=at_least(1), default=512)
+    step.add_argument("--layers", type=at_least(1), default=6)
+    step.add_argument("--lm-epochs", type=at_least(1), default=10)
+    step.add_argument("--lm-batch", type=at_least(1), default=128, help="windows of 256 words a step")
+    step.add_argument("--lm-lr", type=positive_number, default=6e-4)
+    step.add_argument("--gen-batch", type=at_least(1), default=1024, help="samples drawn together")
+    step.add_argument(
+        "--top-k", type=at_least(1), default=40, help="words a draw chooses among (default: 40)"
+    )
+    step.add_argument("--temperature", type=positive_number, default=1.0, help="above 0 (default: 1)")
+    step.add_argument(
+        "--margin", type=at_least(0), default=20, help="words a WritingPrompts sample may run past its story"
     )
     step.add_argument("--seed", type=int, default=7)
     step = commands.add_parser("replace", help="replace a share of the corpus's corrupted copies by samples")
     step.add_argument("corpus", type=pathlib.Path)
     step.add_argument("generated", type=pathlib.Path, help="the samples written by generate")
-    step.add_argument("output_dir", type=pathlib.Path)
+    step.add_argument("output_dir", type=pathlib.Path, help="a new or empty folder")
+    step.add_argument(
+        "--overwrite", action="store_true", help="replace an output_dir holding an earlier replace"
+    )
     step.add_argument(
         "--fraction", type=float, default=0.25, help="share of corrupted copies replaced (default: 0.25)"
     )
@@ -517,36 +744,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     step.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
+    try:
+        print(json.dumps(run_command(args)))
+    except (OSError, ValueError) as error:  # the user's to fix: a usage error naming the file or option
+        parser.error(str(error))
+
+
+def run_command(args: argparse.Namespace) -> dict[str, Any]:
     if args.command == "export":
-        print(json.dumps(export(args.corpus, args.roc, args.wp_fold, args.out)))
-    elif args.command == "generate":
-        import torch
+        return export(args.corpus, args.roc, args.wp_fold, args.out, args.overwrite)
+    if args.command == "replace":
+        return replace_command(args)
+    import torch
 
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-        lm = LMOptions(args.width, args.layers, args.lm_epochs, args.lm_batch, args.lm_lr, args.seed, device)
-        sampling = SamplingOptions(args.top_k, args.temperature, args.margin, device=device)
-        record = generate(args.work, args.out, args.vocabulary, lm, sampling, args.gen_batch)
-        args.out.with_name(args.out.stem + "_record.json").write_text(
-            json.dumps(record, indent=1), encoding="utf-8"
-        )
-        print(json.dumps(record))
-    else:
-        import datasets
-
-        from story_quality.training.negatives.build import corpus_sha256
-
-        corpus = datasets.load_from_disk(str(args.corpus))
-        swapped, summary = replace_negatives(
-            corpus, read_samples(args.generated, args.domains), args.fraction, args.seed
-        )
-        summary["samples_sha256"] = hashlib.sha256(args.generated.read_bytes()).hexdigest()
-        summary["domains"] = args.domains
-        swapped.save_to_disk(str(args.output_dir))
-        summary["rows_sha256"] = corpus_sha256(swapped)
-        (args.output_dir / "generated_negatives_summary.json").write_text(
-            json.dumps(summary, indent=1), encoding="utf-8"
-        )
-        print(json.dumps(summary))
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    lm = LMOptions(args.width, args.layers, args.lm_epochs, args.lm_batch, args.lm_lr, args.seed, device)
+    sampling = SamplingOptions(args.top_k, args.temperature, args.margin, device=device)
+    return generate(args.work, args.out, args.vocabulary, lm, sampling, args.gen_batch, args.overwrite)
 
 
 if __name__ == "__main__":
