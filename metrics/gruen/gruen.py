@@ -56,17 +56,16 @@ Returns:
     signature (str): what made the scores (each model with its revision or weights' sha256,
         lm_scoring, coherence, package version); report it with the numbers.
 Examples:
-    >>> gruen = evaluate.load("gruen")  # doctest: +SKIP
+    >>> gruen = evaluate.load("gruen")  # outside evaluate's own tests: story_quality.metric_path("gruen")
     >>> texts = ["The dog ran home. The dog ran home.", "   "]
-    >>> results = gruen.compute(predictions=texts, lm_model=lm_model, cola_model=cola_model)
+    >>> results = gruen.compute(predictions=texts)
     >>> sorted(results)
     ['coherence', 'focus', 'grammaticality', 'gruen', 'gruen_score', 'mean_gruen', 'redundancy', 'scores', 'signature']
     >>> results["redundancy"]  # a repeated sentence raises all four flags, -0.1 each
     [-0.4, 0.0]
     >>> results["gruen"][1], results["coherence"]  # nothing to score in a blank text; coherence off
     (0.0, [None, None])
-    >>> with_order = gruen.compute(predictions=["I ate. Then I slept."], cola_model=cola_model,
-    ...                            lm_model=lm_model, sop_model=sop_model, coherence=True)
+    >>> with_order = gruen.compute(predictions=["I ate. Then I slept."], coherence=True)
     >>> with_order["coherence"][0] <= 0.0 and 0.0 <= with_order["gruen"][0] <= 1.0
     True
 """

@@ -63,7 +63,7 @@ Returns:
         normalisation, window, precision, package version); report it with the numbers.
 
 Examples:
-    >>> union = evaluate.load("metrics/union", checkpoint_dir)  # or "default", a Hub id
+    >>> union = evaluate.load("union")  # the shipped default; elsewhere: story_quality.metric_path("union")
     >>> results = union.compute(predictions=[
     ...     "Ken went to the store. He bought milk. He went home.",
     ...     "Ken went to the store. Ken went to the store. He did not go home.",
@@ -72,6 +72,8 @@ Examples:
     ['scores', 'signature', 'union_score']
     >>> [0.0 <= s <= 1.0 for s in results["scores"]]
     [True, True]
+    >>> results["scores"][0] > results["scores"][1]  # the repeated plot reads as less coherent
+    True
     >>> abs(results["union_score"] - sum(results["scores"]) / 2) < 1e-9
     True
     >>> union.compute(predictions=[])["scores"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import math
 
 import evaluate
@@ -14,7 +13,6 @@ from gruen_models import directory_digest, save_all
 from story_quality.gruen.grammaticality import cola_scores, reference_lm_scores
 from story_quality.gruen.model_loading import load_model
 from story_quality.gruen.preprocessing import text_to_sentences
-from story_quality.metrics.gruen import gruen as gruen_module
 
 TEXTS = [
     "The dog went home. It was very happy. Then the dog ate a big apple.",
@@ -185,16 +183,6 @@ def test_loading_local_directories_writes_nothing_into_them(paths):
     fresh = evaluate.load(str(REPO / "metrics" / "gruen"))
     fresh.compute(predictions=TEXTS, coherence=True, **paths)
     assert {role: directory_digest(pathlib.Path(p)) for role, p in paths.items()} == before
-
-
-def test_card_examples_run_as_doctests(metric, paths):
-    parser = doctest.DocTestParser()
-    test = parser.get_doctest(
-        gruen_module._KWARGS_DESCRIPTION, {"evaluate": evaluate, "gruen": metric, **paths}, "gruen", None, 0
-    )
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.summarize().failed == 0 and runner.summarize().attempted >= 6
 
 
 def test_an_unreachable_default_names_the_model_its_pinned_commit_and_the_way_out(metric, paths):

@@ -15,7 +15,6 @@ import torch
 import transformers
 from tiny_models import save_union_checkpoint
 
-from story_quality.metrics.union import union as union_module
 from story_quality.union.checkpoints import PUBLISHED_CHECKPOINTS, resolve_checkpoint
 from story_quality.union.loading import split_revision
 from story_quality.union.story_text import ROC_STORIES, StoryNormalization
@@ -241,25 +240,6 @@ def test_hub_checkpoint_offline_fails_with_one_clear_error(name):
         "training/train_union.py" in message
         or 'evaluate.load(story_quality.metric_path("union"), "default")' in message
     )
-
-
-def test_card_examples_run_as_doctests(checkpoint):
-    evaluate.logging.disable_progress_bar()
-    try:
-        parser = doctest.DocTestParser()
-        test = parser.get_doctest(
-            union_module._KWARGS_DESCRIPTION,
-            {"evaluate": evaluate, "checkpoint_dir": str(checkpoint)},
-            "union._KWARGS_DESCRIPTION",
-            None,
-            0,
-        )
-        runner = doctest.DocTestRunner()
-        runner.run(test)
-        assert runner.summarize(verbose=False).failed == 0
-        assert len(test.examples) >= 5
-    finally:
-        evaluate.logging.enable_progress_bar()
 
 
 @pytest.mark.parametrize("module", ["story_quality.union.story_text", "story_quality.union.checkpoints"])
