@@ -75,6 +75,26 @@ def check_count(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_flag(value: Any, name: str) -> bool:
+    """A yes/no option: True or False only (numpy's bool too), never a string, number or None.
+
+    ``bool("false")`` is True, so a string is refused rather than read; 0 and 1 are refused too,
+    so that every flag is written one way.
+
+    >>> check_flag(False, "coherence")
+    False
+    >>> check_flag("false", "coherence")
+    Traceback (most recent call last):
+    ...
+    TypeError: coherence must be True or False, got str 'false'.
+    """
+    if type(value).__name__ == "bool_" and type(value).__module__ == "numpy":
+        return bool(value)
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}.")
+    return value
+
+
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     """A string option that must be one of ``choices``.
 

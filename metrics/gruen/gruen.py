@@ -39,6 +39,7 @@ Args:
     lm_revision, cola_revision, sop_revision (str, optional): pinned Hub revisions (the default
         CoLA model's pinned commit is used when cola_revision is not given).
     coherence (bool): add the structure/coherence term (-SOP loss). Default False, as released.
+        True or False only: a string ("false") or a number is refused, naming the option.
     lm_scoring (str): "reference" (the release's unmasked LM term; matches published GRUEN)
         or "pll" (the paper's pseudo-log-likelihood, every token masked in turn).
     batch_size (int): sequences per forward pass. Default 32.
@@ -123,6 +124,7 @@ class Gruen(SharedInstance, validation.CheckedInputs, evaluate.Metric):
         device: str | None = None,
     ) -> dict:
         lm_scoring = validation.check_choice(lm_scoring, "lm_scoring", LM_SCORINGS)
+        coherence = validation.check_flag(coherence, "coherence")
         batch_size = validation.check_count(batch_size, "batch_size")
         target = validation.check_device(device)
         # Blank text (invisible characters included) scores 0, as the card says.

@@ -1,8 +1,8 @@
 """Every docstring example of the library runs as part of the suite, so none can drift from the code.
 
-Modules are found by walking the installed ``story_quality`` package (training included); the
-metric scripts' own examples need a loaded metric and run in ``test_union_metric`` /
-``test_gruen_metric`` as evaluate's metric test does.
+Modules are found by walking the installed ``story_quality`` package (itself and training
+included) and the repository's ``benchmarks``; the metric scripts' own examples need a loaded
+metric and run in ``test_union_metric`` / ``test_gruen_metric`` as evaluate's metric test does.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import pkgutil
 
 import pytest
 
+import benchmarks
 import story_quality
 import story_quality.training
 
@@ -22,17 +23,23 @@ SKIPPED = ("story_quality.metrics.", "story_quality.__main__")
 def modules_with_examples() -> list[str]:
     names = []
     found = [
-        *pkgutil.walk_packages(story_quality.__path__, "story_quality."),
-        *pkgutil.walk_packages(story_quality.training.__path__, "story_quality.training."),
+        "story_quality",  # the package's own __init__, which walk_packages does not list
+        *(info.name for info in pkgutil.walk_packages(story_quality.__path__, "story_quality.")),
+        *(
+            info.name
+            for info in pkgutil.walk_packages(story_quality.training.__path__, "story_quality.training.")
+        ),
+        "benchmarks",
+        *(info.name for info in pkgutil.walk_packages(benchmarks.__path__, "benchmarks.")),
     ]
-    for info in found:
-        if info.name.startswith(SKIPPED) or info.name.endswith("__main__"):
+    for name in found:
+        if name.startswith(SKIPPED) or name.endswith("__main__"):
             continue
-        module = importlib.import_module(info.name)
+        module = importlib.import_module(name)
         if doctest.DocTestFinder().find(module) and any(
             t.examples for t in doctest.DocTestFinder().find(module)
         ):
-            names.append(info.name)
+            names.append(name)
     return names
 
 
@@ -41,6 +48,8 @@ MODULES = modules_with_examples()
 
 def test_the_walk_finds_the_modules_that_hold_examples():
     expected = {
+        "story_quality",
+        "benchmarks.union_dev_suite",
         "story_quality.union.story_text",
         "story_quality.gruen.redundancy",
         "story_quality.training.corpora",

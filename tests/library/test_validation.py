@@ -137,6 +137,10 @@ def test_union_checks_every_option_before_any_work(union, options, error, messag
         ({"batch_size": 2.5}, TypeError, r"batch_size must be an integer >= 1, got float"),
         ({"device": "meta"}, ValueError, r"device 'meta' cannot run a metric"),
         ({"lm_modle": "x"}, TypeError, r"unknown argument 'lm_modle'; did you mean 'lm_model'"),
+        ({"coherence": "false"}, TypeError, r"coherence must be True or False, got str 'false'"),
+        ({"coherence": "no"}, TypeError, r"coherence must be True or False, got str 'no'"),
+        ({"coherence": 1}, TypeError, r"coherence must be True or False, got int 1"),
+        ({"coherence": None}, TypeError, r"coherence must be True or False, got NoneType"),
     ],
 )
 def test_gruen_checks_every_option_before_any_work(gruen, gruen_paths, options, error, message):
