@@ -11,6 +11,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy
 import torch
 
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp", "Mn", "Me"})
@@ -88,7 +89,7 @@ def check_flag(value: Any, name: str) -> bool:
     ...
     TypeError: coherence must be True or False, got str 'false'.
     """
-    if type(value).__name__ == "bool_" and type(value).__module__ == "numpy":
+    if isinstance(value, numpy.bool_):
         return bool(value)
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}.")
@@ -144,6 +145,15 @@ def check_device(device: Any) -> torch.device:
             raise ValueError(f"device {device!r}: MPS is not available on this machine; use device='cpu'.")
         return resolved
     raise ValueError(f"device {device!r} cannot run a metric; use 'cpu', 'cuda' or 'mps'.")
+
+
+def non_finite_tensor(model: torch.nn.Module) -> str | None:
+    """The name of the first floating-point weight or buffer of ``model`` holding a NaN or an
+    infinity (a diverged run, an fp16 overflow), or None: such a checkpoint scores every text NaN."""
+    for name, tensor in model.state_dict().items():
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            return name
+    return None
 
 
 def check_options(given: Mapping[str, Any], known: Sequence[str]) -> None:

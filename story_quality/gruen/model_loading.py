@@ -19,6 +19,7 @@ from transformers import (
 )
 
 from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
+from story_quality.validation import non_finite_tensor
 
 MODEL_CLASSES = {
     "lm": AutoModelForMaskedLM,
@@ -76,6 +77,12 @@ def load_model(role: str, name: str, revision: str | None, device: torch.device)
             f"GRUEN cannot use {name!r} as its {ROLE_NAMES[role]}: its weights lack {', '.join(head_missing[:4])}"
             f"{', ...' if len(head_missing) > 4 else ''}, so that head would be randomly initialised (a bare "
             "encoder or a model of another task). Pass a checkpoint trained for this role."
+        )
+    broken = non_finite_tensor(model)
+    if broken is not None:
+        raise OSError(
+            f"GRUEN cannot use {name!r} as its {ROLE_NAMES[role]}: its tensor {broken} holds NaN or infinite "
+            "weights, so every score would be NaN (a diverged training run or an fp16 overflow)."
         )
     model = model.to(device).eval()
     return LoadedModel(tokenizer=tokenizer, model=model, window=model_window(tokenizer, model))

@@ -11,6 +11,7 @@ from safetensors import SafetensorError
 
 from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
 from story_quality.union.checkpoints import CheckpointError, alternative_hint
+from story_quality.validation import non_finite_tensor
 
 HUMAN_LABEL = "human"
 
@@ -72,6 +73,13 @@ def load_checkpoint(source: str, revision: str | None, name: str):
             f"Cannot use {name!r} ({source}) as a UNION checkpoint: its weights lack {', '.join(missing[:4])}"
             f"{', ...' if len(missing) > 4 else ''}, so that part would be randomly initialised and every score "
             "meaningless (a bare encoder or another task's model, not a trained classifier). "
+            f"{alternative_hint()}"
+        )
+    broken = non_finite_tensor(model)
+    if broken is not None:
+        raise CheckpointError(
+            f"Cannot use {name!r} ({source}) as a UNION checkpoint: its tensor {broken} holds NaN or infinite "
+            "weights, so every score would be NaN (a diverged training run or an fp16 overflow). "
             f"{alternative_hint()}"
         )
     return tokenizer, model

@@ -6,18 +6,23 @@ that looked valid (the keys of a dict scored, 5 scored as "5", a random head's 0
 
 from __future__ import annotations
 
+import math
 import pathlib
+import re
+import shutil
 
 import datasets
 import evaluate
+import numpy
 import pytest
+import safetensors.torch
 import torch
 import transformers
 from gruen_models import save_all
 from tiny_models import bert_config, save_union_checkpoint, tokenizer
 
 from story_quality.union.story_text import ROC_STORIES
-from story_quality.validation import check_device, check_texts, is_blank
+from story_quality.validation import check_device, check_flag, check_texts, is_blank
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 STORY = "Ken went to the store. He bought milk. He went home happy."
@@ -194,3 +199,36 @@ def test_blank_and_surrogate_checks_directly():
     assert check_texts(["\u200b"], allow_blank=True) == ["\u200b"]
     with pytest.raises(ValueError, match="lone surrogate"):
         check_texts(["a\udc00"], surrogates=False)
+
+
+def with_one_bad_weight(source: pathlib.Path, target: pathlib.Path, value: float) -> tuple[pathlib.Path, str]:
+    """A copy of the checkpoint folder ``source`` whose last floating-point weight holds ``value`` once."""
+    shutil.copytree(source, target)
+    weights = safetensors.torch.load_file(target / "model.safetensors")
+    name = [key for key, tensor in weights.items() if tensor.is_floating_point()][-1]
+    weights[name].view(-1)[0] = value
+    safetensors.torch.save_file(weights, target / "model.safetensors", metadata={"format": "pt"})
+    return target, name
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_union_refuses_a_checkpoint_with_a_non_finite_weight_naming_the_tensor(checkpoint, tmp_path, value):
+    folder, name = with_one_bad_weight(checkpoint, tmp_path / "bad", value)
+    with pytest.raises(OSError, match=rf"its tensor {re.escape(name)} holds NaN or infinite weights"):
+        evaluate.load(str(REPO / "metrics" / "union"), str(folder))
+
+
+@pytest.mark.parametrize("role", ["lm_model", "cola_model", "sop_model"])
+def test_gruen_refuses_a_model_with_a_nan_weight_naming_the_tensor(gruen, gruen_paths, tmp_path, role):
+    folder, name = with_one_bad_weight(pathlib.Path(gruen_paths[role]), tmp_path / "bad", math.nan)
+    with pytest.raises(OSError, match=rf"its tensor {re.escape(name)} holds NaN or infinite weights"):
+        gruen.compute(predictions=["The dog ran home."], **{**gruen_paths, role: str(folder)}, coherence=True)
+    assert gruen.compute(predictions=["The dog ran home."], **gruen_paths)["gruen"][0] >= 0.0
+
+
+def test_check_flag_takes_numpy_bools_and_refuses_the_rest():
+    assert check_flag(numpy.bool_(True), "coherence") is True
+    assert check_flag(False, "coherence") is False
+    for value in ("true", "False", 0, 1, 1.0, None, [True]):
+        with pytest.raises(TypeError, match=r"coherence must be True or False"):
+            check_flag(value, "coherence")
