@@ -41,6 +41,8 @@ from story_quality.training.model_cards import (
     table_rows,
     write_model_card,
 )
+from story_quality.training.negatives.build import corpus_sha256
+from story_quality.training.output_folders import check_resumed_run, write_run_record
 from story_quality.training.union_model import (
     DEFAULT_RECONSTRUCTION_WEIGHT,
     ID2LABEL,
@@ -164,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     run = parse_run(argv)
     tokenizer, added = load_tokenizer(run)
     train, validation = prepare_pairs(run)
+    check_and_record_data(run, train)
     model = load_model(run, tokenizer, added)
     trainer, results = train_model(run, model, tokenizer, train, validation)
     if not trainer.is_world_process_zero():
@@ -213,6 +216,8 @@ def parse_run(argv: Sequence[str] | None) -> Run:
     args.label_names = ["labels"]
     check_run_numbers(model_args, args)
     checkpoint = run_setup.resume_checkpoint(args)
+    if checkpoint:
+        check_resumed_run(checkpoint, run_facts(model_args, data_args))
     annotated = read_annotated_file(data_args.annotated_file) if data_args.annotated_file else None
     set_seed(args.seed)
     return Run(
@@ -274,7 +279,48 @@ def load_model(
         )
     if added or model.config.vocab_size < len(tokenizer):
         model.resize_token_embeddings(len(tokenizer))
+    if run.checkpoint:
+        check_resumed_model(run.checkpoint, model.config)
     return model
+
+
+# Configuration entries that fix the shapes of the weights: a checkpoint differing in one cannot be resumed.
+SHAPE_KEYS = ("model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+              "intermediate_size", "max_position_embeddings", "type_vocab_size")  # fmt: skip
+
+
+def check_resumed_model(checkpoint: str, config: transformers.PretrainedConfig) -> None:
+    """Fail before training when ``checkpoint`` holds another model than ``--model_name_or_path`` builds."""
+    saved = transformers.AutoConfig.from_pretrained(checkpoint).to_dict()
+    differences = [
+        f"{key} {getattr(config, key, None)!r} (the checkpoint has {saved.get(key)!r})"
+        for key in SHAPE_KEYS
+        if saved.get(key) != getattr(config, key, None)
+    ]
+    if differences:
+        raise ValueError(
+            f"--resume_from_checkpoint {checkpoint} holds another model than --model_name_or_path "
+            f"{config.name_or_path}: {'; '.join(differences)}."
+        )
+
+
+def run_facts(model_args: ModelArguments, data_args: DataArguments) -> dict[str, Any]:
+    """What a resumed run must share with the run that saved the checkpoint (the data: its sha256)."""
+    return {
+        "--model_name_or_path": model_args.model_name_or_path,
+        "--max_length": model_args.max_length,
+        "--reconstruction_weight": model_args.reconstruction_weight,
+        "--normalization": data_args.normalization,
+    }
+
+
+def check_and_record_data(run: Run, train: datasets.Dataset) -> None:
+    """Refuse to resume on other training pairs; record this run's settings and data for a later resume."""
+    facts = {"training pairs of --dataset (sha256)": corpus_sha256(train)}
+    if run.checkpoint:
+        check_resumed_run(run.checkpoint, facts)
+    if run.args.should_save:
+        write_run_record(run.args.output_dir, {**run_facts(run.model_args, run.data_args), **facts})
 
 
 def train_model(

@@ -340,3 +340,61 @@ def test_a_folder_that_is_not_a_built_corpus_names_the_build_command(workdir, tm
     args[args.index("--dataset") + 1] = str(tmp_path / "notes")
     with pytest.raises(ValueError, match=r"is a folder but not a saved dataset .*build_union_data.py"):
         train_union.main(args)
+
+
+def other_base(workdir) -> str:
+    """A BERT of another shape (wider feed-forward layers) with the same vocabulary."""
+    folder = workdir / "other-base"
+    if not folder.exists():
+        tokenizer = BertTokenizer(vocab=BASE_VOCABULARY, do_lower_case=True)
+        config = tiny_models.bert_config(len(tokenizer), max_position_embeddings=64)
+        config.intermediate_size = 48
+        BertForMaskedLM(config).save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("--max_length", r"--max_length 32 \(the run used 48\)"),
+        ("--dataset", r"training pairs of --dataset \(sha256\) '\w+' \(the run used '\w+'\)"),
+        ("--model_name_or_path", r"--model_name_or_path .*other-base' \(the run used .*base'\)"),
+        ("model without a record", r"holds another model than --model_name_or_path .*intermediate_size 48 "),
+    ],
+)
+def test_resuming_with_another_model_or_data_is_refused_before_training(
+    trained, workdir, tmp_path, change, message
+):
+    """Resuming another model once gave 28 size-mismatch lines; another --dataset or --max_length ran silently."""
+    resumed = shutil.copytree(trained, tmp_path / "resumed")
+    args = train_args(workdir, resumed, "--resume_from_checkpoint", "last", "--max_steps", str(STEPS + 2))
+    if change == "--max_length":
+        args[args.index("--max_length") + 1] = "32"
+    elif change == "--dataset":
+        write_pairs(tmp_path / "other.jsonl", 20, seed=5)
+        args[args.index("--dataset") + 1] = str(tmp_path / "other.jsonl")
+    else:
+        args[args.index("--model_name_or_path") + 1] = other_base(workdir)
+        if change == "model without a record":  # a run saved before runs recorded their settings
+            (resumed / "run_record.json").unlink()
+    before = (resumed / "trainer_state.json").read_text()
+    with pytest.raises(ValueError, match=message):
+        train_union.main(args)
+    assert (resumed / "trainer_state.json").read_text() == before
+
+
+def test_a_run_records_its_settings_and_data_for_a_resume(trained, workdir):
+    from story_quality.training.negatives.build import corpus_sha256
+
+    record = json.loads((trained / "run_record.json").read_text())
+    data = train_union.DataArguments(dataset=str(workdir / "pairs.jsonl"))
+    pairs = union_pairs.load_pairs(data.dataset, data, ROC_STORIES, 42)
+    train, _ = union_pairs.split_held_out(pairs, 0.2, 42)
+    assert record == {
+        "--max_length": MAX_LENGTH,
+        "--model_name_or_path": str(workdir / "base"),
+        "--normalization": "roc",
+        "--reconstruction_weight": pytest.approx(0.1),
+        "training pairs of --dataset (sha256)": corpus_sha256(train),
+    }
