@@ -1,14 +1,36 @@
-"""Is a local checkpoint folder whole? The first missing or damaged file, said plainly (both metrics)."""
+"""A checkpoint folder's files: their names, their sha256, and whether the folder is whole.
+
+The one place the weight file names are written (the metrics' checks, the signature's weights
+hash, the trainer's resume check) and the one sha256 of a file (the shipped checkpoint's manifest,
+the signature).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import pathlib
 
 # A local checkpoint folder needs these; any one of the tokenizer files will do.
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "tokenizer.model", "spiece.model", "vocab.json")
 WEIGHTS_FILE = "model.safetensors"
+# Sharded safetensors weights: the index names the shards (model-00001-of-0000N.safetensors ...).
+WEIGHTS_INDEX_FILE = f"{WEIGHTS_FILE}.index.json"
+WEIGHT_FILES = (WEIGHTS_FILE, WEIGHTS_INDEX_FILE)
+# PyTorch pickle weights: never loaded by the metrics (unpickling can run code); a Trainer
+# checkpoint saved with save_safetensors=False holds them.
+PICKLE_WEIGHTS_FILE = "pytorch_model.bin"
 CHECKPOINT_LAYOUT = "config.json, a tokenizer (tokenizer.json or vocab.txt) and model.safetensors"
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """The sha256 of a file's bytes, as ``sha256sum`` prints it, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def safetensors_problem(path: pathlib.Path) -> str | None:
@@ -41,7 +63,7 @@ def local_checkpoint_problem(folder: pathlib.Path) -> str | None:
         return f"the tokenizer is missing (none of {', '.join(TOKENIZER_FILES)})"
     weights = folder / WEIGHTS_FILE
     if not weights.is_file():
-        if (folder / f"{WEIGHTS_FILE}.index.json").is_file():
+        if (folder / WEIGHTS_INDEX_FILE).is_file():
             return None  # sharded weights: from_pretrained checks each shard
         if any(folder.glob("*.bin")):
             return (

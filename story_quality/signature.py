@@ -18,8 +18,9 @@ import os
 import pathlib
 from collections.abc import Mapping
 
+from story_quality.checkpoint_files import WEIGHT_FILES, sha256_of
+
 DISTRIBUTION = "story-quality-metrics"
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
 
 
 def package_version() -> str:
@@ -32,11 +33,8 @@ def package_version() -> str:
 
 @functools.lru_cache(maxsize=32)
 def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """:func:`sha256_of`, remembered while the file's size and modification time stay the same."""
+    return sha256_of(path)
 
 
 def weights_sha256(folder: str | os.PathLike) -> str | None:

@@ -17,6 +17,7 @@ import pathlib
 import torch
 import transformers
 
+from story_quality.checkpoint_files import sha256_of
 from story_quality.training.average_checkpoints import non_finite_tensor
 from story_quality.training.output_folders import (
     OutputKind,
@@ -24,12 +25,7 @@ from story_quality.training.output_folders import (
     probe_writable,
     written_whole,
 )
-from story_quality.union.checkpoints import (
-    EMBEDDED_FOLDER,
-    MANIFEST,
-    PUBLISHED_CHECKPOINTS,
-    sha256_of,
-)
+from story_quality.union.checkpoints import EMBEDDED_FOLDER, MANIFEST, PUBLISHED_CHECKPOINTS
 from story_quality.union.story_text import CONFIG_KEY, NAMES_SHA256
 from story_quality.union.windows import CONFIG_KEY as LONG_STORIES_KEY
 from story_quality.union.windows import LONG_STORIES

@@ -20,6 +20,7 @@ import transformers
 from accelerate.utils import parse_flag_from_env
 from transformers import HfArgumentParser, Trainer, TrainingArguments
 
+from story_quality.checkpoint_files import PICKLE_WEIGHTS_FILE, WEIGHT_FILES
 from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.output_folders import (
     OutputFolderArguments,
@@ -29,7 +30,6 @@ from story_quality.training.output_folders import (
 
 logger = logging.getLogger(__name__)
 CHECKPOINT_NAME = re.compile(r"checkpoint-\d+")
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 
 # Local data files the scripts read, by extension: the ``datasets`` builder that reads each.
 DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
@@ -176,7 +176,7 @@ def checkpoint_problem(folder: pathlib.Path) -> str | None:
         return "trainer_state.json is missing"
     except ValueError:
         return "trainer_state.json is incomplete (the run was stopped while saving it)"
-    if not any((folder / name).exists() for name in WEIGHT_FILES):
+    if not any((folder / name).exists() for name in (*WEIGHT_FILES, PICKLE_WEIGHTS_FILE)):
         return "its model weights are missing"
     return None
 

@@ -8,10 +8,11 @@ manifest whose own sha256 is recorded here, so it loads offline and a damaged co
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import pathlib
+
+from story_quality.checkpoint_files import sha256_of
 
 PUBLISHED_CHECKPOINTS: dict[str, str] = {
     "roc": "story-quality-metrics/union-roc",
@@ -45,14 +46,6 @@ def embedded_checkpoint_dir() -> pathlib.Path:
         "Install the project (pip install story-quality-metrics, or pip install -e . in a clone), or "
         "pass a local checkpoint folder as the config name."
     )
-
-
-def sha256_of(path: pathlib.Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_manifest(folder: pathlib.Path) -> dict[str, str]:

@@ -14,6 +14,7 @@ import transformers
 from safetensors import safe_open
 from tiny_models import save_union_checkpoint
 
+from story_quality.checkpoint_files import sha256_of
 from story_quality.training.embedded_checkpoint import export_embedded
 from story_quality.union.checkpoints import (
     EMBEDDED_MANIFEST_SHA256,
@@ -21,7 +22,6 @@ from story_quality.union.checkpoints import (
     CheckpointError,
     embedded_checkpoint_dir,
     read_manifest,
-    sha256_of,
     verify_checkpoint,
 )
 from story_quality.union.story_text import ROC_STORIES
