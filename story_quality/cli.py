@@ -22,12 +22,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from story_quality import input_files, output_files
+from story_quality import METRICS, input_files, output_files
 from story_quality.compare import add_compare_parser, run_compare
 from story_quality.union.human_scale import RESCALES
 from story_quality.validation import is_blank
 
-METRICS = ("union", "gruen")
 INPUT_SUFFIXES = (".txt", ".jsonl", ".csv")
 CHUNK = 512
 # The metric's per-text result lists, as the output rows name them.
