@@ -56,6 +56,7 @@ from story_quality.training.union_model import (
 from story_quality.training.union_pairs import load_pairs, split_held_out
 from story_quality.training.union_presets import PRESETS, CorpusPreset
 from story_quality.union import CITATION
+from story_quality.union.scoring import MIN_WINDOW
 
 logger = logging.getLogger(__name__)
 
@@ -179,9 +180,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
             run.args, run.repo_id, f"UNION ({run.preset.name}) trained with train_union.py", logger
         )
     return results
-
-
-MIN_WINDOW = 16
 
 
 def check_run_numbers(model_args: ModelArguments, args: UnionTrainingArguments) -> None:

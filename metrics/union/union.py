@@ -23,7 +23,7 @@ from story_quality.union import CITATION
 from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 from story_quality.union.checkpoints import is_config_name, resolve_checkpoint
 from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
-from story_quality.union.scoring import class_probabilities, encode, model_window
+from story_quality.union.scoring import MIN_WINDOW, class_probabilities, encode, model_window
 from story_quality.union.story_text import StoryNormalization
 from story_quality.union.windows import LONG_STORIES, encode_windows, recorded_long_stories, story_means
 
@@ -80,8 +80,6 @@ Examples:
     []
 """
 
-# A shorter window leaves the classifier too little of any story to tell one from another.
-MIN_WINDOW = 16
 OPTIONS = ("batch_size", "device", "max_length", "long_stories")
 PAPER_URL = "https://aclanthology.org/2020.emnlp-main.736"
 CODE_URL = "https://github.com/thu-coai/UNION"

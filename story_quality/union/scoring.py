@@ -20,6 +20,9 @@ from story_quality.batching import length_sorted_batches, pad_batch
 
 # A window this large means "the tokenizer does not know": fall back to the model's positions.
 _UNSET_MAX_LENGTH = 10**6
+# The narrowest window scoring and training accept: a shorter one leaves the classifier too little
+# of any story to tell one from another.
+MIN_WINDOW = 16
 # Texts normalised and tokenised at a time. A fast tokenizer holds every full-length encoding of
 # one call at once (a 2,000-word story is ~3,000 pieces with offsets), so the call is cut up.
 ENCODE_CHUNK = 256
