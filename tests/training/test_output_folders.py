@@ -9,7 +9,7 @@ import datasets
 import pytest
 
 from story_quality.training import build_union_data
-from story_quality.training.output_folders import written_whole
+from story_quality.training.output_folders import check_resumed_run, write_run_record, written_whole
 from story_quality.training.run_setup import resume_checkpoint
 from story_quality.training.train_cola import ColaTrainingArguments
 from story_quality.training.train_union import UnionTrainingArguments
@@ -225,3 +225,43 @@ def test_a_source_given_twice_is_refused_and_repeated_stories_kept_once(tmp_path
     assert build_union_data.main([str(source), "--output-dir", str(tmp_path / "c"), "--wordnet", "none"]) == 0
     summary = json.loads((tmp_path / "c" / build_union_data.SUMMARY_FILE).read_text())
     assert summary["stories"] == 2 and summary["repeated_stories_dropped"] == 1
+
+
+def test_overwrite_replaces_a_corpus_that_training_left_cache_files_in(tmp_path):
+    """Training maps the loaded corpus, and ``datasets`` writes its cache files into the corpus's folder."""
+    out = tmp_path / "corpus"
+    assert build(tmp_path, out, "--seed", "1") == 0
+    datasets.load_from_disk(str(out)).map(lambda row: {"n": len(row["text"])})
+    assert list(out.glob("cache-*.arrow"))
+    assert build(tmp_path, out, "--seed", "2", "--overwrite") == 0
+    assert json.loads((out / build_union_data.SUMMARY_FILE).read_text())["seed"] == 2
+    assert not list(out.glob("cache-*.arrow"))
+
+
+def test_a_folder_of_corpus_file_names_without_a_build_summary_is_not_a_corpus(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "state.json").write_text("my state")
+    with pytest.raises(
+        SystemExit, match=r"was not written by a corpus build \(it has no union_build_summary.json\)"
+    ):
+        build(tmp_path, out, "--overwrite")
+    assert [p.name for p in out.iterdir()] == ["state.json"]
+
+
+def test_a_run_stopped_before_saving_leaves_a_folder_training_may_use(tmp_path):
+    """A fresh run records its settings first; stopped before its first checkpoint, the folder is still empty."""
+    write_run_record(tmp_path, {"--max_length": 48})
+    assert resume_checkpoint(UnionTrainingArguments(output_dir=str(tmp_path), use_cpu=True)) is None
+
+
+def test_a_resume_is_compared_with_the_record_of_the_run_that_saved_the_checkpoint(tmp_path):
+    write_run_record(tmp_path, {"--max_length": 48, "--normalization": "roc"})
+    check_resumed_run(tmp_path / "checkpoint-3", {"--max_length": 48, "--normalization": "roc", "new": 1})
+    with pytest.raises(
+        ValueError, match=r"--max_length 64 \(the run used 48\)$|--max_length 64 \(the run used 48\)\."
+    ):
+        check_resumed_run(tmp_path / "checkpoint-3", {"--max_length": 64, "--normalization": "roc"})
+    check_resumed_run(
+        tmp_path / "elsewhere" / "checkpoint-3", {"--max_length": 64}
+    )  # no record: nothing to compare
