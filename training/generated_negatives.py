@@ -50,8 +50,8 @@ from story_quality.training.output_folders import (
     written_whole,
     written_whole_file,
 )
+from story_quality.union.story_text import SENTENCE_STOPS
 
-SENTENCE_ENDS = frozenset({".", "!", "?"})
 SPECIALS = ["<pad>", "<unk>", "<eos>", "<roc>", "<wp>"]
 PAD, UNK, EOS = 0, 1, 2
 DOMAIN_TOKEN = {"roc": 3, "wp": 4}
@@ -107,7 +107,7 @@ def first_sentences(words: Sequence[str], n: int) -> int:
     """
     seen = 0
     for position, word in enumerate(words):
-        if word in SENTENCE_ENDS:
+        if word in SENTENCE_STOPS:
             seen += 1
             if seen == n:
                 return position + 1
@@ -123,7 +123,7 @@ def cut_at_sentence_end(words: list[str], keep_at_least: int) -> list[str]:
     ['a', '.', 'b', 'c']
     """
     for end in range(len(words), keep_at_least - 1, -1):
-        if end and words[end - 1] in SENTENCE_ENDS:
+        if end and words[end - 1] in SENTENCE_STOPS:
             return words[:end]
     return words
 
@@ -247,7 +247,7 @@ def export_targets(
 
 def refuse_unlike_roc(words: Sequence[str], index: int, corpus_dir: pathlib.Path) -> None:
     """Fail when a story in no --wp-fold is longer than a ROC story: its WritingPrompts fold is missing."""
-    sentences = sum(word in SENTENCE_ENDS for word in words)
+    sentences = sum(word in SENTENCE_STOPS for word in words)
     if sentences > ROC_MAX_SENTENCES or len(words) > ROC_MAX_WORDS:
         raise ValueError(
             f"story {index} of {corpus_dir} is in no --wp-fold, but with {sentences} sentences and {len(words)} "
@@ -271,7 +271,9 @@ def build_vocabulary(texts: Iterable[str], size: int, min_count: int = 2) -> dic
 
 
 def encode(text: str, vocabulary: dict[str, int]) -> list[int]:
-    """>>> encode("a z", {"a": 5})
+    """The word ids of ``text``; a word outside ``vocabulary`` is ``UNK``.
+
+    >>> encode("a z", {"a": 5})
     [5, 1]
     """
     return [vocabulary.get(word, UNK) for word in text.split()]
@@ -567,7 +569,7 @@ def generate(
     roc, wp, targets = read_work(work)
     vocabulary = build_vocabulary(roc + [text for fold in wp for text in fold], vocabulary_size)
     sampling = replace(
-        sampling, sentence_end_ids=frozenset(vocabulary[w] for w in SENTENCE_ENDS if w in vocabulary)
+        sampling, sentence_end_ids=frozenset(vocabulary[w] for w in SENTENCE_STOPS if w in vocabulary)
     )
     record: dict[str, Any] = {"vocabulary": len(vocabulary), "folds": []}
     rng = random.Random(lm.seed)
