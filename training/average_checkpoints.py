@@ -41,6 +41,7 @@ from story_quality.training.output_folders import (
     probe_writable,
     written_whole,
 )
+from story_quality.validation import non_finite_tensor
 
 # Configuration entries that say where or how a checkpoint was saved, not what it computes.
 PROVENANCE_KEYS = frozenset({"_name_or_path", "transformers_version", "dtype", "torch_dtype"})
@@ -67,17 +68,9 @@ def comparable_config(config: PretrainedConfig) -> dict[str, Any]:
     return {k: v for k, v in config.to_dict().items() if k not in PROVENANCE_KEYS}
 
 
-def non_finite_tensor(state: dict[str, torch.Tensor]) -> str | None:
-    """The name of the first floating-point tensor of ``state`` holding a NaN or an infinity, or None."""
-    for key, tensor in state.items():
-        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
-            return key
-    return None
-
-
-def refuse_non_finite(state: dict[str, torch.Tensor], name: str) -> None:
+def refuse_non_finite(model: torch.nn.Module, name: str) -> None:
     """Fail naming the checkpoint and tensor when a weight is NaN or infinite (every score would be NaN)."""
-    key = non_finite_tensor(state)
+    key = non_finite_tensor(model)
     if key is not None:
         raise ValueError(
             f"{name}: tensor {key} holds NaN or infinite weights; this checkpoint scores nothing."
@@ -182,9 +175,9 @@ def average_checkpoints(
             raise CheckpointMismatch(f"{name}'s configuration differs from {names[0]}'s: {difference}")
         if tokenizer.get_vocab() != reference_vocab:
             raise CheckpointMismatch(f"{name}'s vocabulary differs from {names[0]}'s")
+    for model, name in zip(models, names, strict=True):
+        refuse_non_finite(model, name)
     states = [model.state_dict() for model in models]
-    for state, name in zip(states, names, strict=True):
-        refuse_non_finite(state, name)
     averaged = average_state_dicts(states, names)
     cosine, tensor, member = least_aligned(states, names)
     if cosine < MIN_ALIGNMENT:

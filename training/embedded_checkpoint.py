@@ -18,7 +18,6 @@ import torch
 import transformers
 
 from story_quality.checkpoint_files import sha256_of
-from story_quality.training.average_checkpoints import non_finite_tensor
 from story_quality.training.output_folders import (
     OutputKind,
     check_output_folder,
@@ -29,7 +28,7 @@ from story_quality.union.checkpoints import EMBEDDED_FOLDER, MANIFEST, PUBLISHED
 from story_quality.union.story_text import CONFIG_KEY, NAMES_SHA256
 from story_quality.union.windows import CONFIG_KEY as LONG_STORIES_KEY
 from story_quality.union.windows import LONG_STORIES
-from story_quality.validation import check_choice
+from story_quality.validation import check_choice, non_finite_tensor
 
 DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / EMBEDDED_FOLDER
 SIZE_LIMIT_BYTES = 48 * 10**6
@@ -62,7 +61,7 @@ def check_export_paths(source: pathlib.Path, target: pathlib.Path) -> None:
 
 def check_weights(model: transformers.PreTrainedModel, source: pathlib.Path, what: str) -> None:
     """Fail naming the tensor when a weight is NaN or infinite (fp16 overflows past 65504)."""
-    key = non_finite_tensor(model.state_dict())
+    key = non_finite_tensor(model)
     if key is not None:
         raise ValueError(f"{source}: tensor {key} holds NaN or infinite weights{what}; nothing was written.")
 
