@@ -14,7 +14,11 @@ from typing import Any
 import numpy
 import torch
 
-_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp", "Mn", "Me"})
+# Characters no reader sees: controls, format characters (zero-width spaces, BOMs), lone surrogates.
+# Union's normalisation turns them into spaces (story_text.remove_invisible).
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
+# Blank text holds nothing but those, separators and combining marks.
+_BLANK_CATEGORIES = INVISIBLE_CATEGORIES | {"Zs", "Zl", "Zp", "Mn", "Me"}
 SCORABLE_HINT = "every text must hold at least one visible character"
 
 
@@ -24,7 +28,7 @@ def is_blank(text: str) -> bool:
     >>> is_blank(" \\u200b\\ufeff\\x00"), is_blank("a\\u200b")
     (True, False)
     """
-    return all(c.isspace() or unicodedata.category(c) in _INVISIBLE for c in text)
+    return all(c.isspace() or unicodedata.category(c) in _BLANK_CATEGORIES for c in text)
 
 
 def check_texts(predictions: Any, *, surrogates: bool = True, allow_blank: bool = False) -> list[str]:

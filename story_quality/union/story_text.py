@@ -34,6 +34,8 @@ from typing import Any
 from nltk.tokenize import TreebankWordTokenizer
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
+from story_quality.validation import INVISIBLE_CATEGORIES
+
 CONFIG_KEY = "union_normalization"
 NAMES_FILE = pathlib.Path(__file__).with_name("person_names.tsv")
 
@@ -64,7 +66,6 @@ _PLACEHOLDER_RE = re.compile("|".join(re.escape(tag) for tag in PLACEHOLDERS))
 _ANY_CASE_PLACEHOLDER_RE = re.compile(_PLACEHOLDER_RE.pattern, re.IGNORECASE)
 
 
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
 _KEPT_WHITESPACE = frozenset("\n\t ")
 
 
@@ -80,7 +81,7 @@ def remove_invisible(text: str) -> str:
     if text.isascii() and text.isprintable():
         return text
     return "".join(
-        " " if unicodedata.category(c) in _INVISIBLE_CATEGORIES and c not in _KEPT_WHITESPACE else c
+        " " if unicodedata.category(c) in INVISIBLE_CATEGORIES and c not in _KEPT_WHITESPACE else c
         for c in text
     )
 

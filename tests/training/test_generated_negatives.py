@@ -15,6 +15,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from story_quality.training import generated_negatives as gn
 from story_quality.training.negatives.build import corpus_sha256
+from story_quality.union.story_text import SENTENCE_STOPS
 
 WORDS = ["a", "b", "c", "d", "."]
 VOCABULARY = {word: index for index, word in enumerate(gn.SPECIALS + WORDS)}
@@ -75,7 +76,7 @@ def test_continued_stories_keep_their_opening_and_come_in_a_blocked_and_a_free_c
         (9, 1, False),
     ]
     assert records[0]["text"].startswith("a b . ") and records[2]["text"].startswith("zz b . ")
-    assert all(r["text"].split()[-1] in gn.SENTENCE_ENDS for r in records)
+    assert all(r["text"].split()[-1] in SENTENCE_STOPS for r in records)
 
 
 def test_the_lm_learns_a_pattern_and_keeps_its_best_epoch():
