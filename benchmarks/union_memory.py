@@ -1,7 +1,7 @@
 """Peak memory of the `union` metric on many long stories: it must follow the batch, not the call.
 
 Each run scores N stories of W words (ROC stories strung together, so names and punctuation are
-real) with the shipped default checkpoint, in a fresh child process so that no run inherits
+real) with the shipped default, in a fresh child process so that no run inherits
 another's heap. A thread samples the resident set every 10 ms; the report gives the memory the
 stories themselves take, the resident set before the call, its peak during the call, what the call
 added, the time, and how many truncation warnings were raised (one is expected).

@@ -1,7 +1,7 @@
 """A checkpoint folder's files: their names, their sha256, and whether the folder is whole.
 
 The one place the weight file names are written (the metrics' checks, the signature's weights
-hash, the trainer's resume check) and the one sha256 of a file (the shipped checkpoint's manifest,
+hash, the trainer's resume check) and the one sha256 of a file (the shipped default's manifest,
 the signature).
 """
 

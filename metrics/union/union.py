@@ -33,7 +33,7 @@ trained to tell human-written stories from automatically corrupted copies of the
 (repeated plot, substituted and reordered sentences, negated events). The score of a story
 is the classifier's probability that it is human-written: 1 reads as coherent, 0 as broken.
 
-The checkpoint is the config name: "default" (the checkpoint shipped with the metric),
+The checkpoint is the config name: "default" (the shipped default, inside the package),
 "roc" / "wp" (the BERT-base Hub checkpoints for ROCStories / WritingPrompts), any Hub model
 id (add "@revision" to pin one), or a local directory.
 """

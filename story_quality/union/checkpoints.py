@@ -1,6 +1,6 @@
 """Which checkpoint each UNION config name means: the one place their names are written.
 
-``"default"`` is the checkpoint shipped inside the project (MiniLM fine-tuned on ROCStories and
+``"default"`` is the shipped default, a checkpoint inside the project (MiniLM fine-tuned on ROCStories and
 WritingPrompts, fp16 safetensors, package data of the installed project), verified file by file against a
 manifest whose own sha256 is recorded here, so it loads offline and a damaged copy is named.
 ``"roc"`` and ``"wp"`` are the Hub ids of the BERT-base checkpoints still to be published.
@@ -19,13 +19,13 @@ PUBLISHED_CHECKPOINTS: dict[str, str] = {
     "wp": "story-quality-metrics/union-wp",
 }
 EMBEDDED_NAME = "default"
-# The installed package that carries the shipped checkpoint as package data. ``evaluate`` runs
+# The installed package that carries the shipped default as package data. ``evaluate`` runs
 # a copy of the metric script from its module cache, away from the folder, so the folder is
 # found through the installed package rather than beside this file.
 EMBEDDED_PACKAGE = "story_quality.metrics.union"
 EMBEDDED_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
-# sha256 of the shipped folder's MANIFEST, which lists the sha256 of every other file in it.
+# sha256 of the shipped default's MANIFEST, which lists the sha256 of every other file in it.
 EMBEDDED_MANIFEST_SHA256 = "522f49f776e25584d3c91a05798482b4ef8870470528f963a01e3392fd558ef2"
 
 
@@ -34,7 +34,7 @@ class CheckpointError(OSError):
 
 
 def embedded_checkpoint_dir() -> pathlib.Path:
-    """The shipped checkpoint's folder, package data of ``story_quality.metrics.union``."""
+    """The shipped default's folder, package data of ``story_quality.metrics.union``."""
     spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
     for location in (spec.submodule_search_locations or []) if spec else []:
         candidate = pathlib.Path(location) / EMBEDDED_FOLDER
@@ -72,7 +72,7 @@ def verify_checkpoint(folder: pathlib.Path, manifest_sha256: str) -> None:
         path = folder / name
         if not path.is_file():
             raise CheckpointError(
-                f"{path} is missing from the shipped UNION checkpoint; reinstall the project."
+                f"{path} is missing from the shipped default UNION checkpoint; reinstall the project."
             )
         if sha256_of(path) != digest:
             raise CheckpointError(
@@ -81,9 +81,9 @@ def verify_checkpoint(folder: pathlib.Path, manifest_sha256: str) -> None:
 
 
 def alternative_hint() -> str:
-    """What to load instead of a checkpoint that failed: the shipped one, or a local folder."""
+    """What to load instead of a checkpoint that failed: the shipped default, or a local folder."""
     return (
-        "The checkpoint shipped with the metric loads offline: "
+        "The shipped default loads offline: "
         f'evaluate.load(story_quality.metric_path("union"), "{EMBEDDED_NAME}").'
     )
 
@@ -98,7 +98,7 @@ def is_config_name(name: str) -> bool:
 
 
 def resolve_checkpoint(name: str) -> str:
-    """Map a config name to what ``from_pretrained`` loads: the shipped folder, a Hub id or a directory.
+    """Map a config name to what ``from_pretrained`` loads: the shipped default's folder, a Hub id or a directory.
 
     >>> resolve_checkpoint("roc")
     'story-quality-metrics/union-roc'

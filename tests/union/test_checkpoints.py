@@ -1,4 +1,4 @@
-"""The checkpoint shipped inside the project: export, verification at load, the README's first example."""
+"""The shipped default (the checkpoint inside the project): export, verification at load, the README's first example."""
 
 from __future__ import annotations
 
