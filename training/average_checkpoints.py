@@ -1,24 +1,22 @@
 """Average the weights of classifier checkpoints fine-tuned from one encoder (a uniform model soup).
 
-Runs of one UNION recipe that differ only in their seeds disagree with people by as much as
-0.04 Pearson; averaging their predictions helps, but costs one forward pass per run. Fine-tuned
-copies of one pretrained encoder usually stay in one basin of the loss, so averaging their
-*weights* (Wortsman et al., ICML 2022, "Model soups") gives a single checkpoint that scores at
-the cost of one model. Whether it agrees with people better than its members is an empirical
-question: on our small-encoder UNION runs it did not beat the mean of their probabilities
-(README, "Averaging runs"), so measure it (``experiments/union_soup_roc.py``). The result is an
-ordinary checkpoint: the ``union`` metric (or GRUEN, for CoLA models) loads it like any other.
+Runs of one UNION recipe that differ only in their seeds agree with people to different degrees;
+averaging their predictions costs one forward pass per run. Fine-tuned copies of one pretrained
+encoder usually stay in one basin of the loss, so averaging their *weights* (Wortsman et al.,
+ICML 2022, "Model soups") gives a single checkpoint that scores at the cost of one model. Whether
+it agrees with people better than its members is an empirical question: measure it
+(``experiments/union_soup_roc.py``; what it gave on this project's runs is in
+``benchmarks/RESULTS.md``). The result is an ordinary checkpoint: the ``union`` metric (or GRUEN,
+for CoLA models) loads it like any other.
 
     python -m training.average_checkpoints --output-dir outputs/union-soup run1/checkpoint run2/checkpoint
 
 Checkpoints must agree on everything but their weights (configuration, vocabulary, tensor
 names and shapes); the first difference found is an error that names the checkpoint and item.
 Members must also share their *initialisation*, the freshly drawn classifier head included
-(one ``--seed`` for ``train_union.py``, other data): two UNION runs with different seeds ended
-with classifier weights at cosine -0.05, and their average squeezed the spread of the scores'
-log-odds to a third and agreed with people less than either run; runs sharing the head's draw
-(every weight matrix at cosine 0.97 or more) kept the spread. A weight matrix whose members point
-apart (cosine below ``MIN_ALIGNMENT``) is warned about, by name.
+(one ``--seed`` for ``train_union.py``, other data): runs that start from different heads end
+with weight matrices that point apart, and averaging those squeezes the scores together. A weight
+matrix whose members point apart (cosine below ``MIN_ALIGNMENT``) is warned about, by name.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ tokens, so that a sample is tokenised exactly like the human text it stands besi
     # 1. the LM's texts and the stories to continue, from corpora written by build_union_data.py
     python training/generated_negatives.py export union-mix-data \\
         --roc lm-roc --wp-fold lm-wp-even --wp-fold lm-wp-odd --out lm-work
-    # 2. train the LM and sample two continuations a story (a GPU: about 9 minutes on one H100)
+    # 2. train the LM and sample two continuations a story (slow without a GPU; see benchmarks/RESULTS.md)
     python training/generated_negatives.py generate lm-work --out lm-work/generated.jsonl
     # 3. replace a share of the corpus's corrupted copies by the samples
     python training/generated_negatives.py replace union-mix-data lm-work/generated.jsonl \\
