@@ -147,7 +147,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="rows with no text (empty, not a string): refuse the file (default), or skip them with a "
         "row saying why",
     )
-    score.add_argument("--chunk-size", type=int, default=CHUNK, help=f"rows scored between writes ({CHUNK})")
+    score.add_argument(
+        "--chunk-size",
+        type=int,
+        default=CHUNK,
+        help=f"rows per compute call ({CHUNK}): each process scores one chunk at a time and process 0 "
+        "appends them in order, so N processes need N chunks to all have work",
+    )
     add_compare_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "compare":
@@ -283,7 +289,7 @@ def check_signature(output: pathlib.Path, done: list[dict[str, Any]], signature:
         )
 
 
-def write_chunk(args: argparse.Namespace, chunk: list[Row], scores: dict[int, dict], signature: str) -> None:
+def write_rows(args: argparse.Namespace, chunk: list[Row], scores: dict[int, dict], signature: str) -> None:
     """Append one sealed row per input row of ``chunk``; a score that is not a finite number is refused."""
     lines = []
     for row in chunk:
@@ -347,7 +353,13 @@ def score(args: argparse.Namespace) -> dict[str, Any]:
 def score_rows(
     args: argparse.Namespace, state: Any, rows: list[Row], start: int, scorer: tuple[Any, dict, str]
 ) -> list[int]:
-    """Score ``rows[start:]`` chunk by chunk, each process its share, process 0 appending; rows per process."""
+    """Score ``rows[start:]`` and append them in order; how many rows each process scored.
+
+    The rows are cut into chunks of ``--chunk-size`` whatever the number of processes, and each
+    chunk is scored by one ``compute`` call: with N processes, process p scores chunk p of every N
+    in a round, then process 0 appends the round. Every text meets the same batch-mates as on one
+    process, so N processes write the one-process file byte for byte.
+    """
     from accelerate.utils import gather_object
     from tqdm.auto import tqdm
 
@@ -356,20 +368,24 @@ def score_rows(
         print(f"{args.output}: {start} of {len(rows)} rows already scored; scoring the rest", file=sys.stderr)
     bar = tqdm(total=len(rows), initial=start, desc=f"{args.metric} score", unit="text",
                disable=not state.is_main_process)  # fmt: skip
+    chunks = [rows[first : first + args.chunk_size] for first in range(start, len(rows), args.chunk_size)]
     mine_total = 0
-    for chunk_start in range(start, len(rows), args.chunk_size):
-        chunk = rows[chunk_start : chunk_start + args.chunk_size]
-        good = [row for row in chunk if row.problem is None]
-        with state.split_between_processes(good) as mine:
-            result = metric.compute(predictions=[row.text for row in mine], **options)
+    for first in range(0, len(chunks), state.num_processes):
+        round_chunks = chunks[first : first + state.num_processes]
+        mine = round_chunks[state.process_index] if state.process_index < len(round_chunks) else []
+        good = [row for row in mine if row.problem is None]
+        scored = []
+        if good:
+            result = metric.compute(predictions=[row.text for row in good], **options)
             scored = list(
-                zip([row.index for row in mine], per_row(args.metric, result, len(mine)), strict=True)
+                zip([row.index for row in good], per_row(args.metric, result, len(good)), strict=True)
             )
-        mine_total += len(mine)
+        mine_total += len(good)
         if state.num_processes > 1:
             scored = gather_object(scored)
-        on_main_process(state, lambda: write_chunk(args, chunk, dict(scored), signature))  # noqa: B023
-        bar.update(len(chunk))
+        written = [row for chunk in round_chunks for row in chunk]
+        on_main_process(state, lambda: write_rows(args, written, dict(scored), signature))  # noqa: B023
+        bar.update(len(written))
     bar.close()
     return gather_object([mine_total]) if state.num_processes > 1 else [mine_total]
 

@@ -217,6 +217,10 @@ def _checked_row(line: bytes, number: int, output: pathlib.Path, option: str) ->
     return record
 
 
+def _one_based(index: Any) -> Any:
+    return index + 1 if isinstance(index, int) else index
+
+
 def refuse_other_input(
     rows: list[dict[str, Any]],
     expected: list[dict[str, Any]],
@@ -238,14 +242,15 @@ def refuse_other_input(
     for position, (row, identity) in enumerate(zip(rows, expected, strict=False)):
         if "index" in identity and row.get("index") != identity["index"]:
             raise OutputError(
-                f"{output_option} {output}, line {position + 1} holds row {row.get('index')} where row "
-                f"{identity['index']} belongs: a row was deleted or moved. Delete it and every row after it "
-                f"to rescore them, or name another {output_option}."
+                f"{output_option} {output}, line {position + 1} holds the row of input row "
+                f"{_one_based(row.get('index'))} where input row {identity['index'] + 1} belongs: a row was "
+                f"deleted or moved. Delete it and every row after it to rescore them, or name another "
+                f"{output_option}."
             )
         differing = [key for key, value in identity.items() if row.get(key) != value]
         if differing:
             raise OutputError(
-                f"{output_option} {output}, row {position + 1}: its {', '.join(differing)} differ from "
-                f"row {position + 1} of {input_option} {source}: it is the output of another input (or the "
-                f"input changed). Name another {output_option}."
+                f"{output_option} {output}, row {position + 1} is not the output of row {position + 1} of "
+                f"{input_option} {source} (its {' and '.join(differing)} differ): it is the output of another "
+                f"input, or the input changed. Name another {output_option}."
             )

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import math
 import os
 import pathlib
+import re
+import shutil
 import subprocess
 import sys
 
@@ -13,7 +17,7 @@ import pytest
 from gruen_models import save_all
 from tiny_models import save_union_checkpoint
 
-from story_quality import cli
+from story_quality import cli, output_files
 from story_quality.union.story_text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -153,6 +157,267 @@ def test_long_stories_reaches_the_metric_and_its_signature(tmp_path, checkpoint)
     assert rows[0]["signature"] == windowed["signature"] and "|long:windows|" in windowed["signature"]
 
 
+def files_under(folder: pathlib.Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+
+
+def scored(
+    folder: pathlib.Path, checkpoint: pathlib.Path, source: pathlib.Path | None = None
+) -> pathlib.Path:
+    """A complete output of ``source`` (the seven stories by default), as a first run writes it."""
+    output = folder / "scores.jsonl"
+    assert run_cli(*union_args(source or write_input(folder), output, checkpoint)) == 0
+    return output
+
+
+def other_stories(folder: pathlib.Path, changed_row: int) -> pathlib.Path:
+    """An input as long as the seven stories that differs from them in row ``changed_row`` (1-based)."""
+    stories = list(STORIES)
+    stories[changed_row - 1] = "A different story. It is not the same."
+    path = folder / "other.txt"
+    path.write_text("\n".join(stories) + "\n")
+    return path
+
+
+def edit_row(output: pathlib.Path, line: int, change) -> None:
+    rows = read_output(output)
+    change(rows[line - 1])
+    output.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def the_input_itself(folder, checkpoint):
+    source = folder / "one.txt"
+    source.write_text(STORIES[0])  # one story, no final newline: a resume would keep nothing of it
+    return source, source
+
+
+def a_one_row_jsonl_input_itself(folder, checkpoint):
+    source = folder / "one.jsonl"
+    source.write_text(json.dumps({"text": STORIES[0]}))
+    return source, source
+
+
+def a_symbolic_link_to_the_input(folder, checkpoint):
+    source = write_input(folder)
+    (folder / "link.jsonl").symlink_to(source)
+    return source, folder / "link.jsonl"
+
+
+def a_hard_link_to_the_input(folder, checkpoint):
+    source = write_input(folder)
+    os.link(source, folder / "same.jsonl")
+    return source, folder / "same.jsonl"
+
+
+def notes_without_a_final_newline(folder, checkpoint):
+    (folder / "notes.md").write_text("remember: rerun with the wp checkpoint")
+    return write_input(folder), folder / "notes.md"
+
+
+def settings_json_without_a_final_newline(folder, checkpoint):
+    (folder / "settings.json").write_text('{"batch_size": 4}')
+    return write_input(folder), folder / "settings.json"
+
+
+def notes_with_a_final_newline(folder, checkpoint):
+    (folder / "notes.md").write_text("# Notes\n")
+    return write_input(folder), folder / "notes.md"
+
+
+def complete_output_of_another_input(folder, checkpoint):
+    return other_stories(folder, changed_row=2), scored(folder, checkpoint)
+
+
+def cut_short_output_of_another_input(folder, checkpoint):
+    output = scored(folder, checkpoint)
+    output.write_text("".join(output.read_text().splitlines(keepends=True)[:4]))
+    return other_stories(folder, changed_row=3), output
+
+
+def an_edited_score(folder, checkpoint):
+    output = scored(folder, checkpoint)
+    edit_row(output, 3, lambda row: row.update(union=0.99))
+    return folder / "stories.txt", output
+
+
+def a_removed_score(folder, checkpoint):
+    output = scored(folder, checkpoint)
+    edit_row(output, 1, lambda row: row.pop("union"))
+    return folder / "stories.txt", output
+
+
+def a_deleted_row(folder, checkpoint):
+    output = scored(folder, checkpoint)
+    lines = output.read_text().splitlines(keepends=True)
+    output.write_text("".join(lines[:1] + lines[2:]))
+    return folder / "stories.txt", output
+
+
+def a_missing_folder(folder, checkpoint):
+    return write_input(folder), folder / "not-made" / "scores.jsonl"
+
+
+def a_folder(folder, checkpoint):
+    (folder / "scores.jsonl").mkdir()
+    return write_input(folder), folder / "scores.jsonl"
+
+
+REFUSED_OUTPUTS = [
+    (the_input_itself, r"one\.txt is the input .*one\.txt; writing it would destroy the input"),
+    (a_one_row_jsonl_input_itself, r"one\.jsonl is the input"),
+    (a_symbolic_link_to_the_input, r"link\.jsonl is the input .*stories\.txt"),
+    (a_hard_link_to_the_input, r"same\.jsonl is the input .*stories\.txt"),
+    (notes_without_a_final_newline, r"notes\.md ends with a line this command did not write"),
+    (settings_json_without_a_final_newline, r"settings\.json ends with a line this command did not write"),
+    (notes_with_a_final_newline, r"notes\.md, line 1: not a row this command writes"),
+    (complete_output_of_another_input, r"row 2 is not the output of row 2 of --input .*other\.txt"),
+    (cut_short_output_of_another_input, r"row 3 is not the output of row 3 of --input .*other\.txt"),
+    (an_edited_score, r"scores\.jsonl, line 3: this row was changed after it was written"),
+    (a_removed_score, r"scores\.jsonl, line 1: this row was changed after it was written"),
+    (a_deleted_row, r"line 2 holds the row of input row 3 where input row 2 belongs"),
+    (a_missing_folder, r"the folder .*not-made does not exist"),
+    (a_folder, r"scores\.jsonl is a folder"),
+]
+
+
+@pytest.mark.parametrize(
+    ("prepare", "message"), REFUSED_OUTPUTS, ids=[p.__name__ for p, _ in REFUSED_OUTPUTS]
+)
+def test_an_output_the_command_may_not_write_is_refused_before_any_model_loads_and_left_as_it_was(
+    tmp_path, checkpoint, monkeypatch, capsys, prepare, message
+):
+    source, output = prepare(tmp_path, checkpoint)
+    before = files_under(tmp_path)
+    capsys.readouterr()
+    monkeypatch.setattr(cli, "load_metric", lambda *args: pytest.fail("a model was loaded"))
+    assert run_cli(*union_args(source, output, checkpoint)) == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert files_under(tmp_path) == before  # nothing changed, no lock left behind
+
+
+def test_an_output_being_written_by_another_run_is_refused_naming_the_lock(tmp_path, checkpoint, capsys):
+    source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
+    with output_files.claim_output(output):
+        assert run_cli(*union_args(source, output, checkpoint)) == 2
+        error = capsys.readouterr().err
+    assert f"is being written by process {os.getpid()} (it holds {output}.lock)" in error
+    assert not output.exists() and not (tmp_path / "scores.jsonl.lock").exists()
+    assert run_cli(*union_args(source, output, checkpoint)) == 0  # the lock went with its run
+
+
+def test_a_folder_that_takes_no_new_file_is_named_before_any_model_loads(
+    tmp_path, checkpoint, monkeypatch, capsys
+):
+    real_open = os.open
+
+    def read_only(path, *args, **kwargs):
+        if str(path).endswith(".lock"):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(output_files.os, "open", read_only)
+    monkeypatch.setattr(cli, "load_metric", lambda *args: pytest.fail("a model was loaded"))
+    assert run_cli(*union_args(write_input(tmp_path), tmp_path / "scores.jsonl", checkpoint)) == 2
+    assert f"cannot write in {tmp_path} (Read-only file system)" in capsys.readouterr().err
+
+
+def an_empty_file(output: pathlib.Path) -> None:
+    output.write_text("")
+
+
+def a_first_row_cut_short(output: pathlib.Path) -> None:
+    output.write_text('{"index": 0, "li')
+
+
+def a_lock_left_by_a_killed_run(output: pathlib.Path) -> None:
+    (output.parent / (output.name + ".lock")).write_text("999999999\n")
+
+
+@pytest.mark.parametrize("leftover", [an_empty_file, a_first_row_cut_short, a_lock_left_by_a_killed_run])
+def test_what_a_killed_run_leaves_is_written_over(tmp_path, checkpoint, expected, leftover):
+    source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
+    leftover(output)
+    assert run_cli(*union_args(source, output, checkpoint)) == 0
+    assert [row["union"] for row in read_output(output)] == pytest.approx(expected["scores"], abs=1e-6)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["scores.jsonl", "stories.txt"]
+
+
+def test_a_complete_output_is_left_as_it_is_and_a_deleted_last_row_is_scored_again(
+    tmp_path, checkpoint, capsys
+):
+    output = scored(tmp_path, checkpoint)
+    whole = output.read_bytes()
+    args = union_args(tmp_path / "stories.txt", output, checkpoint)
+    assert run_cli(*args) == 0 and output.read_bytes() == whole
+    assert "7 of 7 rows already scored" in capsys.readouterr().err
+    output.write_bytes(whole[: whole.rstrip(b"\n").rfind(b"\n") + 1])
+    assert run_cli(*args) == 0
+    again, first = read_output(output), [json.loads(line) for line in whole.splitlines()]
+    assert again[:6] == first[:6] and again[6]["text_hash"] == first[6]["text_hash"]
+    assert again[6]["union"] == pytest.approx(first[6]["union"], abs=1e-5)  # scored alone: float rounding
+
+
+def test_a_score_that_is_not_a_number_is_never_written(tmp_path, checkpoint, monkeypatch, capsys):
+    real_per_row, calls = cli.per_row, []
+
+    def a_nan_in_the_second_chunk(metric, result, count):
+        rows = real_per_row(metric, result, count)
+        calls.append(count)
+        if len(calls) == 2:
+            rows[1] = dict(rows[1], union=math.nan)  # row 5 of the chunk of rows 4-6
+        return rows
+
+    monkeypatch.setattr(cli, "per_row", a_nan_in_the_second_chunk)
+    source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
+    assert run_cli(*union_args(source, output, checkpoint), "--chunk-size", "3") == 2
+    assert re.search(r"stories\.txt:5 \(row 5\): the metric gave nan for union", capsys.readouterr().err)
+    assert [row["index"] for row in read_output(output)] == [0, 1, 2]  # the rows before that chunk, all JSON
+
+
+def test_a_checkpoint_with_a_nan_weight_writes_nothing(tmp_path, checkpoint, capsys):
+    from safetensors.torch import load_file, save_file
+
+    broken = tmp_path / "broken"
+    shutil.copytree(checkpoint, broken)
+    weights = load_file(broken / "model.safetensors")
+    name = next(key for key, tensor in weights.items() if tensor.is_floating_point())
+    weights[name] = weights[name].clone().fill_(float("nan"))
+    save_file(weights, broken / "model.safetensors")
+    source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
+    assert run_cli(*union_args(source, output, broken)) == 2
+    assert "nan" in capsys.readouterr().err.lower()
+    assert not output.exists()
+
+
+def test_rows_start_at_their_line_whatever_the_text_holds(tmp_path, checkpoint):
+    text = tmp_path / "stories.txt"
+    text.write_text(f"{STORIES[0]}\u2028{STORIES[1]}\n{STORIES[2]}\x0c{STORIES[3]}\r\n{STORIES[4]}\n")
+    jsonl = tmp_path / "stories.jsonl"
+    jsonl.write_text(json.dumps({"text": f"{STORIES[0]}\u2028{STORIES[1]}"}, ensure_ascii=False) + "\n\n")
+    table = tmp_path / "stories.csv"
+    table.write_text(f'id,text\n1,"{STORIES[0]}\n\n{STORIES[1]}"\n2,{STORIES[2]}\n')
+    texts = {
+        text: [f"{STORIES[0]}\u2028{STORIES[1]}", f"{STORIES[2]}\x0c{STORIES[3]}", STORIES[4]],
+        jsonl: [f"{STORIES[0]}\u2028{STORIES[1]}"],
+        table: [f"{STORIES[0]}\n\n{STORIES[1]}", STORIES[2]],
+    }
+    for source, lines in ((text, [1, 2, 3]), (jsonl, [1]), (table, [2, 5])):
+        output = tmp_path / f"{source.suffix[1:]}.jsonl"
+        assert run_cli(*union_args(source, output, checkpoint)) == 0
+        rows = read_output(output)
+        assert [row["line"] for row in rows] == lines, source.name
+        assert [row["text_hash"] for row in rows] == [output_files.text_hash(t) for t in texts[source]]
+
+
+def test_help_says_how_the_shipped_default_reads_a_long_story(capsys):
+    from story_quality.union.checkpoints import embedded_checkpoint_dir
+
+    recorded = json.loads((embedded_checkpoint_dir() / "config.json").read_text())["union_long_stories"]
+    with pytest.raises(SystemExit):
+        cli.main(["score", "--help"])
+    assert f"the shipped default records {recorded})" in " ".join(capsys.readouterr().out.split())
+
+
 def test_help_and_option_errors(capsys):
     with pytest.raises(SystemExit) as done:
         cli.main(["score", "--help"])
@@ -181,24 +446,44 @@ def offline_env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
 
 
-def test_two_accelerate_processes_write_the_single_process_file(tmp_path, checkpoint):
-    source = write_input(tmp_path)
-    outputs = {}
-    for processes in (1, 2):
-        outputs[processes] = tmp_path / f"scores-{processes}.jsonl"
-        command = [
-            sys.executable, "-m", "accelerate.commands.launch", "--quiet", "--cpu",
-            "--num_processes", str(processes), "--num_machines", "1", "--mixed_precision", "no",
-            "--dynamo_backend", "no", "--num_cpu_threads_per_process", "1", "-m", "story_quality", "score",
-            "--metric", "union", "--input", str(source), "--output", str(outputs[processes]),
-            "--checkpoint", str(checkpoint), "--chunk-size", "3",
-        ]  # fmt: skip
-        run = subprocess.run(command, env=offline_env(), capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, run.stderr[-3000:]
-    one, two = read_output(outputs[1]), read_output(outputs[2])
-    assert [(r["index"], r["line"]) for r in one] == [(r["index"], r["line"]) for r in two]
-    assert [r["union"] for r in two] == pytest.approx([r["union"] for r in one], abs=1e-6)
-    assert one[0]["signature"] == two[0]["signature"]
+def test_two_torchrun_processes_each_score_rows_and_write_the_one_process_file(tmp_path, checkpoint):
+    """The README's CPU launch starts two processes that both score rows; the file is the one-process file."""
+    import torch
+
+    source, one, two = write_input(tmp_path), tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # torchrun gives each process one thread; a thread count moves float sums
+    try:
+        assert run_cli(*union_args(source, one, checkpoint), "--chunk-size", "2") == 0
+    finally:
+        torch.set_num_threads(threads)
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+        "-m", "story_quality", "score", *union_args(source, two, checkpoint), "--chunk-size", "2",
+    ]  # fmt: skip
+    run = subprocess.run(command, env=offline_env(), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    counts = re.search(r"this run: (\d+) \+ (\d+) rows on 2 processes", run.stderr)
+    assert counts, run.stderr[-2000:]
+    assert [int(c) for c in counts.groups()] == [
+        4,
+        3,
+    ]  # chunks of 2: process 0 takes 0 and 2, process 1 takes 1 and 3
+    assert two.read_bytes() == one.read_bytes()
+
+
+def test_accelerates_cpu_launch_of_several_processes_is_refused_with_the_launch_that_works(
+    tmp_path, checkpoint, monkeypatch, capsys
+):
+    """`accelerate launch --cpu --num_processes 2` starts one process (it sets MASTER_ADDR and no ranks)."""
+    monkeypatch.setenv("ACCELERATE_USE_CPU", "True")
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    for name in ("LOCAL_RANK", "WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    output = tmp_path / "scores.jsonl"
+    assert run_cli(*union_args(write_input(tmp_path), output, checkpoint)) == 2
+    assert "torchrun --nproc_per_node N -m story_quality score" in capsys.readouterr().err
+    assert not output.exists()
 
 
 DISTRIBUTED = """
