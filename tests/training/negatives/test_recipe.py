@@ -1,4 +1,4 @@
-"""UNION's negative-sampling recipe, with the paper's numbers written out (REFERENCE.md, "Negative sampling").
+"""UNION's negative-sampling recipe, with the paper's numbers written out (its technique table).
 
 * number of techniques n in {1, 2, 3, 4} with p = {.5, .2, .2, .1};
 * techniques {repetition, substitution, reordering, negation} with p = {.1, .3, .4, .2};
