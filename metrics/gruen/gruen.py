@@ -127,12 +127,16 @@ class Gruen(SharedInstance, validation.CheckedInputs, evaluate.Metric):
         coherence = validation.check_flag(coherence, "coherence")
         batch_size = validation.check_count(batch_size, "batch_size")
         target = validation.check_device(device)
-        # Blank text (invisible characters included) scores 0, as the card says.
-        texts = [
-            text_to_sentences("" if validation.is_blank(text) else text) for text in _checked(predictions)
-        ]
+        # Text with no word (blank, invisible, punctuation or emoji only) scores 0, as the card says.
+        predictions = _checked(predictions)
+        texts = [text_to_sentences(text if validation.has_word(text) else "") for text in predictions]
         if not hasattr(self, "_model_cache"):
             self._model_cache = ModelCache()
+        if any(texts):  # a call whose texts all score 0 loads no model
+            lm_tokenizer = self._model_cache.get("lm", lm_model, lm_revision, target).tokenizer
+            validation.warn_unread_texts(
+                predictions, validation.unknown_shares(lm_tokenizer, predictions), stacklevel=5
+            )
         scorer = GruenScorer(self._model_cache, target, batch_size)
         aspects = scorer.score(
             texts,

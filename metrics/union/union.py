@@ -179,7 +179,7 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
                 encoded = encode(
                     self.tokenizer, predictions, window, prepare=self.normalization, progress=bar.update
                 )
-        refuse_unscorable(encoded, self.tokenizer)
+        validation.warn_unread_texts(predictions, refuse_unscorable(encoded, self.tokenizer), stacklevel=3)
         if encoded.truncated:
             warnings.warn(
                 f"{len(encoded.truncated)} of {len(predictions)} stories are longer than the model's window of "

@@ -11,7 +11,7 @@ from safetensors import SafetensorError
 
 from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
 from story_quality.union.checkpoints import CheckpointError, alternative_hint
-from story_quality.validation import non_finite_tensor
+from story_quality.validation import non_finite_tensor, unknown_share
 
 HUMAN_LABEL = "human"
 
@@ -24,19 +24,22 @@ def split_revision(name: str) -> tuple[str, str | None]:
     return repo_id, revision or None
 
 
-def refuse_unscorable(encoded, tokenizer) -> None:
-    """A text whose every word piece is unknown (emoji, an unsupported script) has nothing to score."""
+def refuse_unscorable(encoded, tokenizer) -> list[float]:
+    """Each story's share of word pieces unknown to the vocabulary; a story whose every word piece
+    is unknown (a script the vocabulary lacks) has nothing to score and is refused, naming it."""
     special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
     story_of = encoded.story_of or range(len(encoded.input_ids))
-    readable: dict[int, bool] = {}
+    pieces: dict[int, list[int]] = {}
     for story, row in zip(story_of, encoded.input_ids, strict=True):
-        readable[story] = readable.get(story, False) or bool(set(row) - special - {tokenizer.unk_token_id})
-    for i, ok in readable.items():
-        if not ok:
+        pieces.setdefault(story, []).extend(row)
+    shares = [unknown_share(pieces.get(i, []), tokenizer.unk_token_id, special) for i in range(len(pieces))]
+    for i, row in sorted(pieces.items()):
+        if not set(row) - special - {tokenizer.unk_token_id}:
             raise ValueError(
                 f"predictions[{i}] has nothing the model can read: after normalisation every word piece is "
                 f"unknown to its vocabulary ({tokenizer.unk_token}); score text in the checkpoint's language."
             )
+    return shares
 
 
 def load_checkpoint(source: str, revision: str | None, name: str):

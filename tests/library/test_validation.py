@@ -10,6 +10,7 @@ import math
 import pathlib
 import re
 import shutil
+import warnings
 
 import datasets
 import evaluate
@@ -93,7 +94,63 @@ def test_union_refuses_invisible_only_text_naming_its_index(union, text):
 
 def test_union_refuses_text_with_nothing_its_vocabulary_reads(union):
     with pytest.raises(ValueError, match=r"predictions\[0\] has nothing the model can read"):
-        union.compute(predictions=["\U0001f600\U0001f600 \U0001f389", STORY])
+        union.compute(predictions=["\u0ba4\u0bae\u0bbf\u0bb4\u0bcd \u0bae\u0bca\u0bb4\u0bbf", STORY])
+
+
+WORDLESS = ["\U0001f600\U0001f600 \U0001f389", ".", "...", "!!! ???", "\u2014 \u2026 \u2014", "* * *"]
+
+
+@pytest.mark.parametrize("text", WORDLESS)
+def test_union_refuses_text_with_no_word_naming_its_index(union, text):
+    with pytest.raises(ValueError, match=r"predictions\[1\] has no word: no letter or digit in any script"):
+        union.compute(predictions=[STORY, text])
+
+
+def test_gruen_scores_text_with_no_word_zero_as_blank_text(gruen, gruen_paths):
+    result = gruen.compute(predictions=[*WORDLESS, "", "The dog ran home. It was happy."], **gruen_paths)
+    assert result["gruen"][:-1] == [0.0] * (len(WORDLESS) + 1)
+    assert result["grammaticality"][:-1] == [0.0] * (len(WORDLESS) + 1)
+    assert result["gruen"][-1] > 0.0
+
+
+# Chinese letters only, but most word pieces known (digits, punctuation): outside the language, not the vocabulary.
+FOREIGN = "\u4ed6\u53bb\u4e86\u5546\u5e97 1 2 3 4 5 6 7 8 9 0 ."
+# Latin letters only, but most word pieces unknown (emoji): outside the vocabulary, not the language.
+UNKNOWN = "\U0001f600 \U0001f600 \U0001f600 \U0001f600 dog ran"
+
+
+def unread_warnings(record) -> list[str]:
+    return [str(w.message) for w in record if "mostly unread" in str(w.message)]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [(FOREIGN, "most of their letters are not Latin"), (UNKNOWN, "unknown to the checkpoint's vocabulary")],
+)
+def test_union_warns_naming_texts_mostly_outside_its_vocabulary_or_language(union, text, reason):
+    with pytest.warns(UserWarning) as record:
+        union.compute(predictions=[STORY, text, STORY])
+    assert len(unread_warnings(record)) == 1
+    assert reason in unread_warnings(record)[0] and "1 of 3 texts" in unread_warnings(record)[0]
+    assert "(predictions[1])" in unread_warnings(record)[0]
+
+
+def test_union_gives_no_unread_warning_for_english(union):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        union.compute(predictions=[STORY, "Caf\u00e9 cr\u00e8me, na\u00efve \u201cquotes\u201d."])
+    assert unread_warnings(record) == []
+
+
+def test_gruen_warns_naming_a_chinese_text(gruen, gruen_paths):
+    chinese = "\u4ed6\u53bb\u4e86\u5546\u5e97\u3002\u4ed6\u4e70\u4e86\u725b\u5976\u3002"
+    with pytest.warns(UserWarning) as record:
+        gruen.compute(predictions=["The dog ran home. It was happy.", chinese], **gruen_paths)
+    assert any("not Latin" in m and "(predictions[1])" in m for m in unread_warnings(record))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        gruen.compute(predictions=["The dog ran home. It was happy."], **gruen_paths)
+    assert unread_warnings(record) == []
 
 
 def test_gruen_scores_invisible_only_text_zero_as_blank_text(gruen, gruen_paths):
