@@ -22,6 +22,7 @@ from story_quality.signature import checkpoint_id, normalization_label, signatur
 from story_quality.union import CITATION
 from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 from story_quality.union.checkpoints import is_config_name, resolve_checkpoint
+from story_quality.union.human_scale import RESCALES, add_percentiles, reference_for_call
 from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
 from story_quality.union.scoring import MIN_WINDOW, class_probabilities, encode, model_window
 from story_quality.union.story_text import StoryNormalization
@@ -54,11 +55,17 @@ Args:
         sentences and averages them, weighted by their lengths. Default: what the checkpoint
         records, else "head" ("default" records "windows"). Stories that fit the window
         score the same either way.
+    rescale (`str`, optional): "human-roc" or "human-wp" also returns each story's percentile
+        among the held-back human stories of that domain, scored by the same checkpoint (a table
+        shipped with "default"; another checkpoint has none and is refused). Default None.
 
 Returns:
     scores (`list` of `float`): P(human-written) for each story, in input order, in [0, 1];
         higher is more coherent.
     union_score (`float`): the mean of `scores` (NaN when there are no stories).
+    percentiles (`list` of `float`, with `rescale` only): each story's percentile, 0-100, among
+        the human stories of the domain: the share of them scoring lower, ties counted half. A
+        place among one set of human stories, not a probability.
     signature (`str`): what made the scores (checkpoint and its revision or weights' sha256,
         normalisation, window, precision, package version); report it with the numbers.
 
@@ -80,7 +87,7 @@ Examples:
     []
 """
 
-OPTIONS = ("batch_size", "device", "max_length", "long_stories")
+OPTIONS = ("batch_size", "device", "max_length", "long_stories", "rescale")
 PAPER_URL = "https://aclanthology.org/2020.emnlp-main.736"
 CODE_URL = "https://github.com/thu-coai/UNION"
 
@@ -155,6 +162,7 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
         device: str | int | torch.device | None = None,
         max_length: int | None = None,
         long_stories: str | None = None,
+        rescale: str | None = None,
     ) -> dict:
         predictions = validation.check_texts(predictions)
         batch_size = validation.check_count(batch_size, "batch_size")
@@ -170,6 +178,10 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
         if next(self.model.parameters()).device != target:
             self.model.to(target)
         window = model_window(self.tokenizer, self.model.config, max_length)
+        signature = self.signature(window, target, long_stories)
+        if rescale is not None:  # the table is checked before any story is read
+            rescale = validation.check_choice(rescale, "rescale", tuple(RESCALES))
+            human = reference_for_call(rescale, signature, self.checkpoint)
         with progress(total=len(predictions), desc="UNION text", unit="story") as bar:
             if long_stories == "windows":
                 encoded = encode_windows(
@@ -197,11 +209,12 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
             progress=lambda batches: progress(batches, desc="UNION", unit="batch"),
         )
         scores = story_means(window_scores, encoded, len(predictions))
-        return {
+        result = {
             "scores": scores,
             "union_score": sum(scores) / len(scores) if scores else math.nan,
-            "signature": self.signature(window, target, long_stories),
+            "signature": signature,
         }
+        return result if rescale is None else add_percentiles(result, rescale, human)
 
 
 def _cache_key(name: str) -> str:

@@ -1,0 +1,110 @@
+"""A shipped UNION checkpoint's human reference table: its scores of the held-back human stories.
+
+    python -m benchmarks.human_reference_scores --checkpoint default
+
+Scores, through the ``union`` metric with the checkpoint's own settings, the human stories that
+``benchmarks.dev_split`` holds back from every training corpus:
+
+- ``roc``: every 50th story of ``roc-stories/stories.txt`` (461 stories);
+- ``wp``: every 10th story of ``wp-stories/stories.jsonl``, as UNION's WP data has them and as
+  the development suite builds its WP pairs: the prompt, then about 200 words of the story
+  (``writing_prompts_text``; 365 stories),
+
+and writes them to ``story_quality/union/human_reference/<name>.json``, the table behind
+``rescale="human-roc"`` / ``"human-wp"`` and the human rows of ``story-quality compare``
+(``story_quality.union.human_scale``). It prints the table's sha256: pin it in ``TABLES`` of
+``story_quality/union/human_scale.py``, which refuses a table whose sha256 is not the pinned one.
+When the shipped checkpoint changes, this command and that pin rebuild the scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import time
+from collections.abc import Sequence
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+
+from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
+from benchmarks.union_dev_suite import load_union  # noqa: E402
+from story_quality.signature import weights_sha256  # noqa: E402
+from story_quality.training.corpora import writing_prompts_text  # noqa: E402
+from story_quality.union import human_scale  # noqa: E402
+from story_quality.union.checkpoints import resolve_checkpoint  # noqa: E402
+from story_quality.union.loading import split_revision  # noqa: E402
+
+DOMAINS = {
+    "roc": "the held-back human ROCStories stories of benchmarks.dev_split (every 50th of stories.txt)",
+    "wp": "the held-back human WritingPrompts stories of benchmarks.dev_split (every 10th of stories.jsonl): "
+    "the prompt, then about 200 words (writing_prompts_text)",
+}
+
+
+def human_stories() -> dict[str, list[str]]:
+    """The held-back human stories of each domain, in the order of their files."""
+    wp = [writing_prompts_text(row["prompt"], row["story"]) for row in wp_rows()[1]]
+    return {"roc": roc_stories()[1], "wp": [text for text in wp if text]}
+
+
+def check_output(path: pathlib.Path) -> None:
+    """Replace only a table this command wrote (a JSON object with ``checkpoint`` and ``domains``)."""
+    if not path.parent.is_dir():
+        raise SystemExit(f"--output {path}: the folder {path.parent} does not exist")
+    if path.exists():
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            record = None
+        if not isinstance(record, dict) or not {"checkpoint", "domains"} <= record.keys():
+            raise SystemExit(f"--output {path} exists and is not a human reference table; it is left alone")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--checkpoint", default="default", help="the metric's config name or a checkpoint folder (default)"
+    )
+    parser.add_argument(
+        "--output",
+        type=pathlib.Path,
+        help="the table file (default: human_reference/NAME.json in the package)",
+    )
+    parser.add_argument("--batch-size", type=int, default=32, help="scoring batch size (32)")
+    args = parser.parse_args(argv)
+    name = pathlib.Path(args.checkpoint).name
+    output = args.output or human_scale.TABLE_FOLDER / f"{name}.json"
+    check_output(output)
+    started = time.perf_counter()
+    stories = human_stories()
+    metric = load_union(args.checkpoint)
+    results = {
+        domain: metric.compute(predictions=texts, batch_size=args.batch_size)
+        for domain, texts in stories.items()
+    }
+    signature = results["roc"]["signature"]
+    source = split_revision(resolve_checkpoint(args.checkpoint))[0]
+    sha = human_scale.write_table(
+        output,
+        signature,
+        weights_sha256(source) if os.path.isdir(source) else None,
+        {domain: (DOMAINS[domain], result["scores"]) for domain, result in results.items()},
+        f"python -m benchmarks.human_reference_scores --checkpoint {args.checkpoint}",
+    )
+    label = human_scale.checkpoint_label(signature).rsplit("@", 1)[0]
+    means = ", ".join(
+        f"{d} {len(r['scores'])} stories, mean {r['union_score']:.4f}" for d, r in results.items()
+    )
+    print(f"{output}: {means}; {time.perf_counter() - started:.0f} s")
+    print(f"signature {signature}")
+    print(f'pin it in story_quality/union/human_scale.py TABLES: "{label}": sha256 {sha}')
+
+
+if __name__ == "__main__":
+    sys.exit(main())

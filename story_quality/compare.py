@@ -1,0 +1,528 @@
+"""``story-quality compare``: compare systems' scores the way papers report them.
+
+    story-quality compare a.jsonl b.jsonl --plot cmp.png
+    story-quality compare all.jsonl --system-column system --id-column prompt_id --json
+
+Each input is an output of ``story-quality score`` (one per system), or one file whose rows name
+their system (``--system-column``). For every system: the number of scored rows, the mean and
+its bootstrap confidence interval; for every pair of systems on the same rows: the mean
+difference, its interval, and the p-values of paired bootstrap resampling (Koehn, 2004) and of
+approximate randomization (Riezler and Maxwell, 2005), as sacrebleu defines them
+(``story_quality.significance``). Rows are matched by their ``index`` (or ``--id-column``), never
+by position; files of different signatures are refused, and so are systems of different rows
+when a paired test is asked for. For a checkpoint that ships a table of held-back human stories'
+scores (``story_quality.union.human_scale``), their intervals and distributions are shown beside
+the systems'.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import pathlib
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from story_quality import significance
+from story_quality.union import human_scale
+
+ID_COLUMN = "index"
+PLOT_EXTRA = 'pip install "story-quality-metrics[plot]"'
+# Written into every picture, so that a rerun may replace its own picture and nothing else.
+PLOT_SOFTWARE = "story-quality compare"
+HUMAN_DOMAINS = {"roc": "human ROC stories", "wp": "human WP stories"}
+
+
+class CompareError(ValueError):
+    """A bad file, row or option: the message names it (exit status 2)."""
+
+
+@dataclass
+class System:
+    """One system's scores, keyed by row id, in the order its file gives them."""
+
+    name: str
+    source: str
+    ids: list[Any]
+    scores: np.ndarray
+    skipped: int = 0
+
+
+@dataclass
+class SystemResult:
+    name: str
+    source: str
+    n: int
+    interval: significance.Interval
+    scores: np.ndarray = field(repr=False)
+    skipped: int = 0
+
+
+@dataclass
+class PairResult:
+    a: str
+    b: str
+    test: significance.PairedTest
+
+
+@dataclass
+class Comparison:
+    """What ``compare`` reports: per system, per pair, and the human stories of the checkpoint."""
+
+    signature: str
+    score_column: str
+    resamples: int
+    seed: int
+    confidence: float
+    systems: list[SystemResult]
+    pairs: list[PairResult]
+    human: list[SystemResult] = field(default_factory=list)
+    human_table: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        def system(result: SystemResult) -> dict[str, Any]:
+            low, high = result.interval.low, result.interval.high
+            return {"name": result.name, "source": result.source, "n": result.n, "skipped": result.skipped,
+                    "mean": result.interval.estimate, "interval": [low, high]}  # fmt: skip
+
+        def pair(result: PairResult) -> dict[str, Any]:
+            difference = result.test.difference
+            return {"a": result.a, "b": result.b, "n": result.test.n, "difference": difference.estimate,
+                    "interval": [difference.low, difference.high],
+                    "p_paired_bootstrap": result.test.p_paired_bootstrap,
+                    "p_approximate_randomization": result.test.p_approximate_randomization}  # fmt: skip
+
+        return {
+            "signature": self.signature,
+            "score_column": self.score_column,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "systems": [system(s) for s in self.systems],
+            "pairs": [pair(p) for p in self.pairs],
+            "human_reference": {"table": self.human_table, "domains": [system(h) for h in self.human]},
+            "notes": self.notes,
+        }
+
+    def table(self) -> str:
+        """The comparison as text for people."""
+        level = f"{self.confidence:.0%}"
+        lines = [
+            f"signature: {self.signature}",
+            f"{self.score_column}: mean and {level} bootstrap interval "
+            f"({self.resamples} resamples, seed {self.seed})",
+            "",
+        ]
+        width = max(len("system"), *(len(s.name) for s in [*self.systems, *self.human]))
+        lines.append(f"{'system':<{width}}  {'n':>6}  {'mean':>7}  {level} interval")
+        for result in [*self.systems, *self.human]:
+            interval = result.interval
+            lines.append(
+                f"{result.name:<{width}}  {result.n:>6}  {interval.estimate:>7.4f}  "
+                f"[{interval.low:.4f}, {interval.high:.4f}]"
+            )
+        if self.human_table:
+            lines.append(
+                f"(held back: the human stories of the checkpoint's table, sha256:{self.human_table[:12]})"
+            )
+        if self.pairs:
+            lines += ["", f"paired, on the same rows: difference b - a, its {level} interval, p-values"]
+            for pair in self.pairs:
+                difference = pair.test.difference
+                lines.append(
+                    f"{pair.b} - {pair.a}: {difference.estimate:+.4f} [{difference.low:+.4f}, "
+                    f"{difference.high:+.4f}], n {pair.test.n}; p = {pair.test.p_paired_bootstrap:.4f} "
+                    f"(paired bootstrap), {pair.test.p_approximate_randomization:.4f} (approximate randomization)"
+                )
+        return "\n".join(lines + [f"note: {note}" for note in self.notes])
+
+
+def _json_rows(path: pathlib.Path) -> list[tuple[int, dict[str, Any]]]:
+    """Every non-blank line of a JSON lines file as (line number, object)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CompareError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise CompareError(f"{path}: cannot be read ({error})") from None
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise CompareError(
+                f"{path}:{number}: not valid JSON ({error.msg}); not an output of story-quality score"
+            ) from None
+        if not isinstance(record, dict):
+            raise CompareError(f"{path}:{number}: not a JSON object; not an output of story-quality score")
+        rows.append((number, record))
+    return rows
+
+
+def file_signature(path: pathlib.Path, rows: list[tuple[int, dict[str, Any]]]) -> str:
+    """The one signature a score file carries (first row, closing summary), or an error naming the file."""
+    found = {(number, record["signature"]) for number, record in rows if "signature" in record}
+    if not rows or not found:
+        raise CompareError(
+            f"{path} carries no signature (story-quality score writes it into the first row): "
+            "compare refuses scores it cannot trace to a checkpoint and setting"
+        )
+    signatures = {signature for _, signature in found}
+    if len(signatures) > 1:
+        raise CompareError(f"{path} holds rows of several signatures: {', '.join(sorted(signatures))}")
+    return signatures.pop()
+
+
+def _score(path: pathlib.Path, number: int, record: dict[str, Any], column: str) -> float | None:
+    """The row's score, None for a row ``score`` skipped; an error naming the line for anything else."""
+    if column not in record:
+        if "skipped" in record:
+            return None
+        raise CompareError(f"{path}:{number}: no {column!r} field (--score-column names the score)")
+    value = record[column]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise CompareError(f"{path}:{number}: {column} is {value!r}, not a finite number")
+    return float(value)
+
+
+def read_systems(
+    path: pathlib.Path, score_column: str | None, id_column: str, system_column: str | None
+) -> tuple[str, str, list[System]]:
+    """(signature, score column, systems) of one score file: one system, or one per ``system_column`` value."""
+    rows = _json_rows(path)
+    signature = file_signature(path, rows)
+    column = score_column or signature.split("|", 1)[0]
+    systems: dict[Any, System] = {}
+    scores: dict[Any, list[float]] = {}
+    seen: dict[Any, set[Any]] = {}
+    for number, record in rows:
+        if id_column not in record:
+            if column in record or (system_column and system_column in record):
+                raise CompareError(f"{path}:{number}: no {id_column!r} field (--id-column names the row id)")
+            continue  # a summary row
+        if system_column is not None and system_column not in record:
+            raise CompareError(f"{path}:{number}: no {system_column!r} field (--system-column)")
+        name = path.name if system_column is None else record[system_column]
+        system = systems.setdefault(name, System(str(name), str(path), [], np.empty(0)))
+        row_id = record[id_column]
+        if isinstance(row_id, list | dict):
+            raise CompareError(
+                f"{path}:{number}: {id_column} is {row_id!r}; a row id is a number or a string"
+            )
+        if row_id in seen.setdefault(name, set()):
+            raise CompareError(f"{path}:{number}: {id_column} {row_id!r} appears twice for system {name!r}")
+        seen[name].add(row_id)
+        value = _score(path, number, record, column)
+        if value is None:
+            system.skipped += 1
+        else:
+            system.ids.append(row_id)
+            scores.setdefault(name, []).append(value)
+    for name, system in systems.items():
+        system.scores = np.asarray(scores.get(name, []), dtype=float)
+        if not len(system.scores):
+            raise CompareError(f"{path}: system {system.name!r} has no scored row")
+    if not systems:
+        raise CompareError(f"{path}: no scored rows")
+    return signature, column, list(systems.values())
+
+
+def _same_signature(first: tuple[pathlib.Path, str], other: tuple[pathlib.Path, str]) -> None:
+    """Two files' signatures must agree, a human-scale part aside (it adds a column, not another score)."""
+    if human_scale.without_rescale(first[1]) != human_scale.without_rescale(other[1]):
+        raise CompareError(
+            f"{first[0]} and {other[0]} were scored differently and cannot be compared:\n"
+            f"  {first[0]}: {first[1]}\n  {other[0]}: {other[1]}\n"
+            "Score every system with the same metric, checkpoint and settings."
+        )
+
+
+def load_systems(
+    paths: Sequence[str | pathlib.Path],
+    score_column: str | None = None,
+    id_column: str = ID_COLUMN,
+    system_column: str | None = None,
+) -> tuple[str, str, list[System]]:
+    """(signature, score column, systems) of one or more score files, after checking their signatures agree."""
+    if not paths:
+        raise CompareError("no input: name the score files of two or more systems")
+    read = [(pathlib.Path(path), *read_systems(pathlib.Path(path), score_column, id_column, system_column))
+            for path in paths]  # fmt: skip
+    for path, signature, _, _ in read[1:]:
+        _same_signature((read[0][0], read[0][1]), (path, signature))
+    columns = {column for _, _, column, _ in read}
+    if len(columns) > 1:
+        raise CompareError(
+            f"the files name their scores differently ({', '.join(sorted(columns))}); pass --score-column"
+        )
+    systems = [system for *_, found in read for system in found]
+    names = [system.name for system in systems]
+    if len(set(names)) < len(names):
+        if system_column is not None:
+            raise CompareError(
+                f"system {names[0]!r} appears in more than one input; give each system one name"
+            )
+        for system in systems:  # two files of the same name in different folders
+            system.name = system.source
+    return read[0][1], columns.pop(), systems
+
+
+def aligned(a: System, b: System, id_column: str) -> np.ndarray:
+    """``b``'s scores in ``a``'s row order, or an error when the two systems hold different rows."""
+    in_a, in_b = set(a.ids), set(b.ids)
+    only_a = [row for row in a.ids if row not in in_b]
+    only_b = [row for row in b.ids if row not in in_a]
+    if only_a or only_b:
+        raise CompareError(
+            f"{a.name!r} ({a.source}) and {b.name!r} ({b.source}) hold different rows: "
+            f"{len(only_a)} {id_column}s only in the first (first: {only_a[:1]}), "
+            f"{len(only_b)} only in the second (first: {only_b[:1]}). A paired test needs the same rows, "
+            f"matched by {id_column!r}: score the same inputs (or name the row id with --id-column), "
+            "or pass --no-paired for each system's interval alone."
+        )
+    position = {row: i for i, row in enumerate(b.ids)}
+    return b.scores[[position[row] for row in a.ids]]
+
+
+def human_rows(signature: str, column: str) -> tuple[list[tuple[str, np.ndarray]], str | None, list[str]]:
+    """The held-back human stories' scores for the signature's checkpoint, if it ships a table:
+    (rows, the table's sha256, notes on why none is shown)."""
+    if not signature.startswith("union|") or column != "union":
+        return [], None, []
+    label = human_scale.checkpoint_label(signature)
+    if label.rsplit("@", 1)[0] not in human_scale.TABLES:
+        return (
+            [],
+            None,
+            [f"no human reference table for {label}; tables exist for {', '.join(human_scale.TABLES)}"],
+        )
+    try:
+        table = human_scale.reference_for(label)
+    except human_scale.HumanReferenceError as error:
+        if "was made with" not in str(error):
+            raise CompareError(str(error)) from None
+        return [], None, [f"no human reference rows: {error}"]
+    if human_scale.reading(table.signature) != human_scale.reading(human_scale.without_rescale(signature)):
+        return [], None, [f"no human reference rows: its stories were read as {table.signature}"]
+    rows = [
+        (f"{HUMAN_DOMAINS.get(name, name)} (held back)", scores) for name, scores in table.domains.items()
+    ]
+    return rows, table.sha256, []
+
+
+def compare_systems(
+    systems: Sequence[System],
+    signature: str,
+    score_column: str,
+    resamples: int = significance.DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = significance.DEFAULT_CONFIDENCE,
+    paired: bool = True,
+    id_column: str = ID_COLUMN,
+) -> Comparison:
+    """Each system's mean and interval, each pair's paired tests, and the checkpoint's human stories."""
+
+    def summary(name: str, source: str, scores: np.ndarray, skipped: int = 0) -> SystemResult:
+        interval = significance.bootstrap_interval(scores, resamples, seed, confidence)
+        return SystemResult(name, source, len(scores), interval, scores, skipped)
+
+    pairs = []
+    if paired:
+        for a, b in itertools.combinations(systems, 2):
+            test = significance.compare_paired(
+                a.scores, aligned(a, b, id_column), resamples, seed, confidence
+            )
+            pairs.append(PairResult(a.name, b.name, test))
+    rows, table, notes = human_rows(signature, score_column)
+    notes += [
+        f"{s.name}: {s.skipped} rows skipped by story-quality score are left out"
+        for s in systems
+        if s.skipped
+    ]
+    return Comparison(
+        signature=signature,
+        score_column=score_column,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        systems=[summary(s.name, s.source, s.scores, s.skipped) for s in systems],
+        pairs=pairs,
+        human=[summary(name, "human reference table", scores) for name, scores in rows],
+        human_table=table,
+        notes=notes,
+    )
+
+
+def compare_files(
+    paths: Sequence[str | pathlib.Path],
+    score_column: str | None = None,
+    id_column: str = ID_COLUMN,
+    system_column: str | None = None,
+    resamples: int = significance.DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = significance.DEFAULT_CONFIDENCE,
+    paired: bool = True,
+) -> Comparison:
+    """Compare the systems of score files (outputs of ``story-quality score``).
+
+    One file per system, or one file with ``system_column``; rows matched by ``id_column``.
+    Raises :class:`CompareError` naming the file and row for anything it cannot compare.
+    """
+    signature, column, systems = load_systems(paths, score_column, id_column, system_column)
+    return compare_systems(systems, signature, column, resamples, seed, confidence, paired, id_column)
+
+
+def check_plot_path(path: pathlib.Path, inputs: Sequence[str | pathlib.Path]) -> None:
+    """Before any work: the picture's folder exists, it is no input, and only a picture this command
+    wrote is replaced."""
+    if path.suffix.lower() != ".png":
+        raise CompareError(f"--plot {path}: the picture is a .png file")
+    if not path.parent.is_dir():
+        raise CompareError(f"--plot {path}: the folder {path.parent} does not exist")
+    if any(path.resolve() == pathlib.Path(source).resolve() for source in inputs):
+        raise CompareError(f"--plot {path} is one of the inputs")
+    if path.exists() and PLOT_SOFTWARE.encode() not in path.read_bytes()[:4096]:
+        raise CompareError(f"--plot {path} exists and was not written by {PLOT_SOFTWARE}; it is left alone")
+
+
+def _quartile_box(axes, row: int, scores: np.ndarray, colour: str) -> None:
+    """Quartiles and median as a box, whiskers to the furthest score within 1.5 box lengths."""
+    q1, median, q3 = np.percentile(scores, [25, 50, 75])
+    reach = 1.5 * (q3 - q1)
+    low = scores[scores >= q1 - reach].min()
+    high = scores[scores <= q3 + reach].max()
+    axes.barh(row, q3 - q1, left=q1, height=0.5, color=colour, alpha=0.35, edgecolor=colour)
+    axes.vlines(median, row - 0.25, row + 0.25, color=colour, linewidth=2)
+    axes.hlines(row, low, q1, color=colour, linewidth=1)
+    axes.hlines(row, q3, high, color=colour, linewidth=1)
+
+
+def _draw_row(axes, row: int, result: SystemResult, colour: str, rng: np.random.Generator) -> None:
+    jitter = rng.uniform(-0.22, 0.22, len(result.scores))
+    axes.scatter(result.scores, row + jitter, s=6, color=colour, alpha=0.3, linewidths=0)
+    _quartile_box(axes, row, result.scores, colour)
+    interval = result.interval
+    axes.hlines(row, interval.low, interval.high, color="black", linewidth=4, zorder=3)
+    axes.scatter([interval.estimate], [row], marker="D", s=36, color="white", edgecolor="black", zorder=4)
+
+
+def _row_label(result: SystemResult) -> str:
+    interval = result.interval
+    return (
+        f"{result.name}\nn {result.n}, mean {interval.estimate:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
+    )
+
+
+def plot_comparison(comparison: Comparison, path: str | pathlib.Path) -> None:
+    """One row per system (and per human reference domain): every score, quartile box, and the mean
+    with its interval; the pairs' differences and p-values underneath."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise CompareError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
+    rows = [*comparison.systems, *comparison.human]
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
+    figure = Figure(figsize=(9, 1.5 + 0.75 * len(rows) + 0.22 * len(comparison.pairs[:6])))
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    rng = np.random.default_rng(comparison.seed)
+    for row, result in enumerate(rows):
+        colour = "0.45" if result in comparison.human else colours[row % len(colours)]
+        _draw_row(axes, row, result, colour, rng)
+    axes.set_yticks(range(len(rows)), [_row_label(result) for result in rows], fontsize=8)
+    axes.set_ylim(len(rows) - 0.5, -0.5)
+    if comparison.human:
+        axes.axhline(len(comparison.systems) - 0.5, color="0.7", linewidth=0.8, linestyle="--")
+    label = (
+        human_scale.checkpoint_label(comparison.signature)
+        if comparison.signature.startswith("union|")
+        else ""
+    )
+    axes.set_xlabel(f"{comparison.score_column} score {f'({label})' if label else ''}")
+    axes.grid(axis="x", alpha=0.3)
+    axes.set_title(
+        f"{comparison.score_column} by system: every score, quartiles (box), mean (diamond) and its "
+        f"{comparison.confidence:.0%} bootstrap interval (black)",
+        fontsize=9,
+    )
+    lines = [
+        f"{p.b} - {p.a}: {p.test.difference.estimate:+.3f} [{p.test.difference.low:+.3f}, "
+        f"{p.test.difference.high:+.3f}], p = {p.test.p_paired_bootstrap:.4f} (paired bootstrap), "
+        f"{p.test.p_approximate_randomization:.4f} (approximate randomization)"
+        for p in comparison.pairs[:6]
+    ]
+    if lines:
+        figure.text(0.01, 0.01, "\n".join(lines), fontsize=7.5, va="bottom")
+    figure.tight_layout(rect=(0, 0.03 + 0.035 * len(lines), 1, 1))
+    figure.savefig(path, dpi=120, metadata={"Software": PLOT_SOFTWARE})
+
+
+def add_compare_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The ``compare`` subcommand's parser, added to the ``story-quality`` command's subparsers."""
+    parser = commands.add_parser(
+        "compare",
+        help="compare systems' score files: intervals, paired significance tests, a picture",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "inputs", nargs="+", type=pathlib.Path, help="outputs of story-quality score, one per system"
+    )
+    parser.add_argument("--system-column", help="one input whose rows name their system in this field")
+    parser.add_argument(
+        "--id-column", default=ID_COLUMN, help=f"field that matches rows across systems ({ID_COLUMN})"
+    )
+    parser.add_argument(
+        "--score-column", help="field holding the score (default: the metric's, union or gruen)"
+    )
+    parser.add_argument(
+        "--resamples", type=int, default=significance.DEFAULT_RESAMPLES,
+        help=f"bootstrap resamples and randomization trials ({significance.DEFAULT_RESAMPLES})",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="seed of every resampling (0)")
+    parser.add_argument(
+        "--confidence", type=float, default=significance.DEFAULT_CONFIDENCE, help="interval level (0.95)"
+    )
+    parser.add_argument(
+        "--no-paired", dest="paired", action="store_false",
+        help="skip the paired tests: each system's interval alone (systems may then hold different rows)",
+    )  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON, for machines")
+    parser.add_argument(
+        "--plot", type=pathlib.Path, help=f"also draw the systems' scores into this .png ({PLOT_EXTRA})"
+    )
+    return parser
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Run ``story-quality compare``: 0, or 2 with one line naming what is wrong."""
+    try:
+        if args.resamples < 1:
+            raise CompareError(f"--resamples must be at least 1, got {args.resamples}")
+        if not 0 < args.confidence < 1:
+            raise CompareError(f"--confidence must be between 0 and 1, got {args.confidence}")
+        if args.plot is not None:
+            check_plot_path(args.plot, args.inputs)
+        comparison = compare_files(
+            args.inputs, args.score_column, args.id_column, args.system_column,
+            args.resamples, args.seed, args.confidence, args.paired,
+        )  # fmt: skip
+        if args.plot is not None:
+            plot_comparison(comparison, args.plot)
+    except CompareError as error:
+        print(f"story-quality compare: error: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(comparison.to_dict(), indent=2) if args.json else comparison.table())
+    if args.plot is not None:
+        print(f"picture: {args.plot}", file=sys.stderr)
+    return 0

@@ -1,0 +1,228 @@
+"""A human-relative scale for UNION scores: where a story's score falls among human stories.
+
+A raw score ranks stories but does not say how good a story reads: the shipped default gives
+coherent human ROC stories 0.73 on average, and no score means "as good as a person". For each
+shipped checkpoint a small table (package data in ``human_reference/``) holds the scores that
+checkpoint gives the human stories the development suite holds back from training, per domain
+(``roc``: ROCStories; ``wp``: WritingPrompts, prompt and about 200 words). With
+``rescale="human-roc"`` (or ``"human-wp"``) the metric returns, beside each raw score, its
+percentile among those human stories: 30 means 30 % of the held-back human stories of that domain
+score lower (ties count half).
+
+It is a percentile among one set of human stories of one domain, read by one checkpoint; not a
+calibrated probability, not a quality grade, and not comparable across checkpoints.
+
+Each table records the checkpoint it was made with (its signature label and the full sha256 of
+its weights) and how it was read (window, long stories); its own sha256 is pinned in
+:data:`TABLES` and checked at load, and the table's sha256 joins the signature of every rescaled
+result. ``python -m benchmarks.human_reference_scores --checkpoint default`` rebuilds a table
+from the data; a new shipped checkpoint needs that command and the new pin below.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from story_quality.signature import weights_sha256
+
+RESCALES = {"human-roc": "roc", "human-wp": "wp"}
+TABLE_FOLDER = pathlib.Path(__file__).with_name("human_reference")
+# Signature parts that may differ between a table and a call: the package version and the
+# arithmetic precision (fp32 on a CPU, bf16 autocast on a GPU) leave a checkpoint's reading alone.
+_VERSION_PREFIX = "v"
+_PRECISIONS = ("fp32", "bf16-autocast")
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """Where a checkpoint's table lies and the sha256 its file must have."""
+
+    path: pathlib.Path
+    sha256: str
+
+
+# The checkpoint's name as its signature label writes it (before the "@") -> its table.
+TABLES: dict[str, TableEntry] = {
+    "default": TableEntry(
+        TABLE_FOLDER / "default.json", "e56bdf503e894fe623334f5cdff01145c879720c775b19db981a04fe6b3e8daf"
+    ),
+}
+
+
+class HumanReferenceError(ValueError):
+    """No usable human reference table: the message names the checkpoint, the table and what to do."""
+
+
+@dataclass(frozen=True)
+class HumanReference:
+    """One checkpoint's scores of held-back human stories, per domain, sorted."""
+
+    checkpoint: str
+    weights_sha256: str | None
+    signature: str
+    sha256: str
+    path: pathlib.Path
+    domains: dict[str, np.ndarray]
+
+    def percentiles(self, scores: Sequence[float], domain: str) -> list[float]:
+        """Each score's percentile (0-100) among the domain's human stories: the share below, ties half."""
+        return percentile_ranks(scores, self.domains[domain]).tolist()
+
+    def signature_part(self, rescale: str) -> str:
+        return f"{rescale}:sha256:{self.sha256[:12]}"
+
+
+def percentile_ranks(scores: Sequence[float] | np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """``100 * (#reference < s + #reference == s / 2) / len(reference)`` for each score ``s``.
+
+    >>> percentile_ranks([0.1, 0.5, 0.9], np.array([0.2, 0.5, 0.5, 0.8])).tolist()
+    [0.0, 50.0, 100.0]
+    """
+    ordered = np.sort(np.asarray(reference, dtype=float))
+    values = np.asarray(scores, dtype=float)
+    below = np.searchsorted(ordered, values, side="left")
+    at_most = np.searchsorted(ordered, values, side="right")
+    return 100.0 * (below + at_most) / (2 * len(ordered))
+
+
+def file_sha256(path: pathlib.Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def checkpoint_label(signature: str) -> str:
+    """The ``checkpoint:`` part of a union signature (``default@sha256:bf3e27aada66``)."""
+    for part in signature.split("|"):
+        if part.startswith("checkpoint:"):
+            return part.removeprefix("checkpoint:")
+    raise HumanReferenceError(f"the signature {signature!r} names no checkpoint; it is not a union signature")
+
+
+def without_rescale(signature: str) -> str:
+    """The signature without its human-scale part: the raw scores' own signature.
+
+    >>> without_rescale("union|v1|checkpoint:default@sha256:ab|fp32|human-roc:sha256:cd")
+    'union|v1|checkpoint:default@sha256:ab|fp32'
+    """
+    return "|".join(part for part in signature.split("|") if part.split(":", 1)[0] not in RESCALES)
+
+
+def reading(signature: str) -> list[str]:
+    """The parts of a signature that change a score: metric, checkpoint, normalisation, window, reading."""
+    parts = signature.split("|")
+    return [
+        part
+        for position, part in enumerate(parts)
+        if not (position == 1 and part.startswith(_VERSION_PREFIX)) and part not in _PRECISIONS
+    ]
+
+
+@functools.lru_cache(maxsize=8)
+def _read_table(path: str, size: int, mtime_ns: int, expected_sha256: str) -> HumanReference:
+    location = pathlib.Path(path)
+    found = file_sha256(location)
+    if found != expected_sha256:
+        raise HumanReferenceError(
+            f"{location} is damaged or was changed: its sha256 is {found}, the pinned one {expected_sha256}. "
+            "Reinstall the project, or rebuild the table (python -m benchmarks.human_reference_scores) "
+            "and pin its new sha256 in story_quality/union/human_scale.py."
+        )
+    table: dict[str, Any] = json.loads(location.read_text(encoding="utf-8"))
+    return HumanReference(
+        checkpoint=table["checkpoint"],
+        weights_sha256=table.get("weights_sha256"),
+        signature=table["signature"],
+        sha256=found,
+        path=location,
+        domains={name: np.sort(np.asarray(d["scores"], dtype=float)) for name, d in table["domains"].items()},
+    )
+
+
+def load_table(path: str | os.PathLike, expected_sha256: str) -> HumanReference:
+    """A table file, after checking it against its pinned sha256 (:class:`HumanReferenceError` if not)."""
+    location = pathlib.Path(path)
+    if not location.is_file():
+        raise HumanReferenceError(f"the human reference table {location} is missing; reinstall the project")
+    stat = location.stat()
+    return _read_table(str(location), stat.st_size, stat.st_mtime_ns, expected_sha256)
+
+
+def reference_for(label: str) -> HumanReference:
+    """The table of the checkpoint whose signature label is ``label``, or an error naming the tables there are."""
+    name = label.rsplit("@", 1)[0]
+    entry = TABLES.get(name)
+    if entry is None:
+        raise HumanReferenceError(
+            f"no human reference table for the UNION checkpoint {name!r} ({label}): tables exist for "
+            f"{', '.join(repr(known) for known in TABLES)}. Score with one of those checkpoints, or without rescale."
+        )
+    table = load_table(entry.path, entry.sha256)
+    if table.checkpoint != label:
+        raise HumanReferenceError(
+            f"the human reference table of {name!r} ({entry.path.name}) was made with {table.checkpoint}, "
+            f"not with {label}: another checkpoint's human stories would give wrong percentiles."
+        )
+    return table
+
+
+def reference_for_call(rescale: str, signature: str, checkpoint: str) -> HumanReference:
+    """The table for a metric call with ``signature`` on ``checkpoint`` (a folder or a Hub id), after
+    checking it was made with the same weights and the same reading of the stories."""
+    if rescale not in RESCALES:
+        raise ValueError(f"rescale must be one of {', '.join(map(repr, RESCALES))} or None, got {rescale!r}")
+    table = reference_for(checkpoint_label(signature))
+    if os.path.isdir(checkpoint) and table.weights_sha256 != weights_sha256(checkpoint):
+        raise HumanReferenceError(
+            f"the human reference table {table.path.name} was made with weights of sha256 "
+            f"{table.weights_sha256}; the checkpoint in {checkpoint} has other weights."
+        )
+    if reading(table.signature) != reading(signature):
+        differs = sorted(set(reading(signature)) - set(reading(table.signature)))
+        raise HumanReferenceError(
+            f"rescale={rescale!r}: the human stories of {table.path.name} were read as {table.signature}; "
+            f"this call reads them differently ({', '.join(differs)}). Drop max_length / long_stories "
+            "to use the checkpoint's own reading, or drop rescale."
+        )
+    return table
+
+
+def write_table(
+    path: str | os.PathLike,
+    signature: str,
+    weights: str | None,
+    domains: dict[str, tuple[str, Sequence[float]]],
+    command: str,
+) -> str:
+    """Write a table: the checkpoint's ``signature`` and full ``weights`` sha256, and for each domain
+    name a description of its stories and their scores (in the stories' order); returns the file's
+    sha256, the value to pin in :data:`TABLES`."""
+    table = {
+        "checkpoint": checkpoint_label(signature),
+        "weights_sha256": weights,
+        "signature": signature,
+        "command": command,
+        "domains": {
+            name: {"stories": about, "n": len(scores), "scores": [round(float(s), 6) for s in scores]}
+            for name, (about, scores) in domains.items()
+        },
+    }
+    location = pathlib.Path(path)
+    location.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    return file_sha256(location)
+
+
+def add_percentiles(result: dict[str, Any], rescale: str, table: HumanReference) -> dict[str, Any]:
+    """``result`` with ``percentiles`` beside ``scores`` and the table in its signature."""
+    return {
+        **result,
+        "percentiles": table.percentiles(result["scores"], RESCALES[rescale]),
+        "signature": f"{result['signature']}|{table.signature_part(rescale)}",
+    }
