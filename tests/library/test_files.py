@@ -1,0 +1,238 @@
+"""The library's one reader of input files and its rule for output files."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from story_quality import input_files, output_files
+from story_quality.input_files import read_records
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def write(path: pathlib.Path, text: str) -> pathlib.Path:
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+# (file name, content, rows' texts, their lines)
+READ_CASES = [
+    ("ls.txt", "one\u2028still one\ntwo\n", ["one\u2028still one", "two"], [1, 2]),
+    ("ps.txt", "one\u2029still one\n", ["one\u2029still one"], [1]),
+    (
+        "ff.txt",
+        "one\x0cstill one\x0bstill\x1cone\nfour\n",
+        ["one\x0cstill one\x0bstill\x1cone", "four"],
+        [1, 2],
+    ),
+    ("nel.txt", "one\x85still one\n", ["one\x85still one"], [1]),
+    ("crlf.txt", "one\r\ntwo\r\n", ["one", "two"], [1, 2]),
+    ("blank.txt", "one\n\nthree", ["one", "", "three"], [1, 2, 3]),
+    (
+        "ls.jsonl",
+        '{"text": "one\u2028still one"}\n\n{"text": "three"}\r\n',
+        ["one\u2028still one", "three"],
+        [1, 3],
+    ),
+    ("quoted.csv", 'id,text\n1,"one\nstill\n\none"\n\n2,six\n', ["one\nstill\n\none", "six"], [2, 7]),
+    ("crlf.csv", 'id,text\r\n1,"one\r\nstill one"\r\n2,four\r\n', ["one\r\nstill one", "four"], [2, 4]),
+    ("array.json", '[{"text": "one"},\n {"text": "two"}]', ["one", "two"], [1, 1]),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "texts", "lines"), READ_CASES, ids=[c[0] for c in READ_CASES])
+def test_rows_are_split_at_newlines_only_and_start_at_their_first_line(tmp_path, name, content, texts, lines):
+    records = read_records(write(tmp_path / name, content))
+    assert [row["text"] for row in records.rows] == texts
+    assert records.lines == lines
+
+
+# (file name, content, the error's words)
+REFUSED_CASES = [
+    ("bad.jsonl", '{"text": "one"}\n{"text": \n', r"bad\.jsonl:2: not valid JSON"),
+    (
+        "list.jsonl",
+        '{"text": "one"}\n\n["two"]\n',
+        r"list\.jsonl, line 3: a JSON list, expected a JSON object",
+    ),
+    ("lone-cr.csv", "id,text\n1,one\rtwo\n", r"lone-cr\.csv:2: a lone \\r line break in an unquoted field"),
+    (
+        "object.json",
+        '{"data": [],\n "version": 1}',
+        r"object\.json holds one JSON object \(keys \['data', 'version'\]\)",
+    ),
+    ("empty.txt", "\n \n", r"empty\.txt is empty"),
+    ("table.tsv", "text\none\n", r"table\.tsv: unsupported file type"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "message"), REFUSED_CASES, ids=[c[0] for c in REFUSED_CASES])
+def test_a_file_that_cannot_be_read_is_named_with_its_line(tmp_path, name, content, message):
+    with pytest.raises(ValueError, match=message):
+        read_records(write(tmp_path / name, content))
+
+
+def test_encodings_utf16_with_its_mark_utf8_with_a_bom_and_bytes_that_are_not_utf8(tmp_path):
+    (tmp_path / "16.txt").write_bytes("one\u2028two\nthree\n".encode("utf-16"))
+    assert read_records(tmp_path / "16.txt").rows == [{"text": "one\u2028two"}, {"text": "three"}]
+    (tmp_path / "bom.csv").write_bytes("\ufefftext\none\n".encode())
+    assert read_records(tmp_path / "bom.csv").rows == [{"text": "one"}]
+    (tmp_path / "latin.txt").write_bytes(b"fine\nCaf\xe9\n")
+    with pytest.raises(ValueError, match=r"latin\.txt, line 2: byte 0xe9 is not UTF-8"):
+        read_records(tmp_path / "latin.txt")
+    (tmp_path / "16le.txt").write_bytes("no mark\n".encode("utf-16-le"))
+    with pytest.raises(ValueError, match="looks like UTF-16 text without a byte-order mark"):
+        read_records(tmp_path / "16le.txt")
+
+
+def test_a_csv_row_with_too_few_or_too_many_fields_reads_as_csvs_dictreader_reads_it(tmp_path):
+    import csv
+
+    content = "id,text\n1\n2,two,extra\n"
+    records = read_records(write(tmp_path / "short.csv", content))
+    assert records.rows == list(csv.DictReader(content.splitlines()))
+    assert records.columns == ["id", "text"]
+
+
+def test_training_reads_files_and_names_data_files_through_the_library():
+    """One home: the corpus reader and the training scripts' data-file table are the library's."""
+    from story_quality.training import corpora, run_setup
+
+    assert run_setup.DATA_FILE_BUILDERS is input_files.DATA_FILE_BUILDERS
+    assert corpora.read_records is input_files.read_records
+
+
+def test_the_corpus_reader_keeps_a_story_with_a_line_separator_whole(tmp_path):
+    from story_quality.training.corpora import load_stories
+
+    path = write(tmp_path / "stories.txt", "Ken ran.\u2028He fell.\nTom sat.\n")
+    assert list(load_stories(str(path))["text"]) == ["Ken ran.\u2028He fell.", "Tom sat."]
+
+
+def test_the_library_imports_nothing_from_training():
+    probe = textwrap.dedent(
+        """
+        import sys
+        import story_quality.cli, story_quality.input_files, story_quality.output_files
+        print(sorted(m for m in sys.modules if m.startswith(("story_quality.training", "training"))))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+# --- output files ---
+
+
+def sealed_file(path: pathlib.Path, count: int = 3) -> pathlib.Path:
+    rows = [{"index": i, "line": i + 1, output_files.TEXT_HASH: output_files.text_hash(f"story {i}"), "score": i / 7}
+            for i in range(count)]  # fmt: skip
+    path.write_text("".join(output_files.seal(row) for row in rows))
+    return path
+
+
+def test_sealed_rows_read_back_and_a_changed_one_is_named(tmp_path):
+    path = sealed_file(tmp_path / "out.jsonl")
+    rows = output_files.read_sealed_rows(path)
+    assert [row["score"] for row in rows] == [0, 1 / 7, 2 / 7]
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace(str(1 / 7), "0.5")
+    path.write_text("".join(lines))
+    with pytest.raises(output_files.OutputError, match=r"out\.jsonl, line 2: this row was changed"):
+        output_files.read_sealed_rows(path)
+
+
+def test_seal_refuses_a_number_that_is_not_json():
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        output_files.seal({"index": 0, "score": float("nan")})
+
+
+@pytest.mark.parametrize(
+    ("tail", "kept"),
+    [(b'{"index": 3, "li', True), (b"{", True), (b"notes", False), (b'{"a": 1}', False)],
+)
+def test_only_the_start_of_a_row_after_sealed_rows_is_dropped(tmp_path, tail, kept):
+    path = sealed_file(tmp_path / "out.jsonl")
+    whole = path.read_bytes()
+    path.write_bytes(whole + tail)
+    if kept:
+        assert len(output_files.read_sealed_rows(path)) == 3 and path.read_bytes() == whole
+    else:
+        with pytest.raises(output_files.OutputError, match="ends with a line this command did not write"):
+            output_files.read_sealed_rows(path)
+        assert path.read_bytes() == whole + tail
+
+
+@pytest.mark.parametrize(("content", "dropped"), [(b'{"index": 0, "li', True), (b"{", False), (b"{}", False)])
+def test_a_file_without_a_sealed_row_is_dropped_only_when_it_opens_as_a_row(tmp_path, content, dropped):
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(content)
+    if dropped:
+        assert output_files.read_sealed_rows(path) == [] and path.read_bytes() == b""
+    else:
+        with pytest.raises(output_files.OutputError):
+            output_files.read_sealed_rows(path)
+        assert path.read_bytes() == content
+
+
+def test_another_input_is_named_by_its_first_differing_row(tmp_path):
+    rows = output_files.read_sealed_rows(sealed_file(tmp_path / "out.jsonl"))
+    expected = [{"index": i, output_files.TEXT_HASH: output_files.text_hash(f"story {i}")} for i in range(4)]
+    output_files.refuse_other_input(rows, expected, tmp_path / "out.jsonl", tmp_path / "in.txt")
+    expected[1][output_files.TEXT_HASH] = output_files.text_hash("another story")
+    with pytest.raises(
+        output_files.OutputError, match=r"row 2 is not the output of row 2 of --input .*in\.txt"
+    ):
+        output_files.refuse_other_input(rows, expected, tmp_path / "out.jsonl", tmp_path / "in.txt")
+    with pytest.raises(output_files.OutputError, match="holds 3 rows but --input .* has 2"):
+        output_files.refuse_other_input(rows, expected[:2], tmp_path / "out.jsonl", tmp_path / "in.txt")
+
+
+def test_an_output_is_never_an_input_by_path_symbolic_link_or_hard_link(tmp_path):
+    source = write(tmp_path / "in.txt", "story\n")
+    (tmp_path / "sym.jsonl").symlink_to(source)
+    os.link(source, tmp_path / "hard.jsonl")
+    for output in (source, tmp_path / "." / "in.txt", tmp_path / "sym.jsonl", tmp_path / "hard.jsonl"):
+        with pytest.raises(output_files.OutputError, match="writing it would destroy the input"):
+            output_files.refuse_inputs(output, [source])
+    output_files.refuse_inputs(tmp_path / "new.jsonl", [source])
+
+
+def test_a_claim_keeps_a_second_run_off_and_leaves_nothing_behind(tmp_path):
+    output = tmp_path / "out.jsonl"
+    with output_files.claim_output(output):
+        assert (tmp_path / "out.jsonl.lock").read_text().strip() == str(os.getpid())
+        with pytest.raises(output_files.OutputError, match=rf"being written by process {os.getpid()}"):
+            with output_files.claim_output(output):
+                pass
+    assert list(tmp_path.iterdir()) == []  # the lock went, and so did the empty output it never wrote
+
+
+def test_a_claim_in_another_process_is_seen_and_released_when_that_process_dies(tmp_path):
+    output = tmp_path / "out.jsonl"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import pathlib, sys, time\nfrom story_quality import output_files\n"
+         "with output_files.claim_output(pathlib.Path(sys.argv[1])):\n    print('held', flush=True)\n"
+         "    time.sleep(60)", str(output)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(
+            output_files.OutputError, match=rf"process {holder.pid} \(it holds .*out\.jsonl\.lock\)"
+        ):
+            with output_files.claim_output(output):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with output_files.claim_output(output):  # killed: its lock file stays, its lock does not
+        output.write_text(json.dumps({"index": 0}) + "\n")
+    assert output.exists() and not (tmp_path / "out.jsonl.lock").exists()
