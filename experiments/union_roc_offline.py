@@ -115,7 +115,8 @@ def main() -> None:
         type=int,
         default=0,
         metavar="N",
-        help="sentence substitution draws from each story's N keyword neighbours (0: any story)",
+        help="sentence substitution draws from each story's N keyword neighbours (0: any story; "
+        "experimental; did not help, see benchmarks/RESULTS.md)",
     )
     parser.add_argument(
         "--technique-probs",

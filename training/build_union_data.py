@@ -114,7 +114,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0,
         metavar="N",
         help="draw sentence-substitution donors among each story's N keyword neighbours (harder "
-        "negatives, our addition); 0 = any story of the corpus, as UNION does (default: 0)",
+        "negatives, our addition; experimental; did not help, see benchmarks/RESULTS.md); 0 = any "
+        "story of the corpus, as UNION does (default: 0)",
     )
     parser.add_argument(
         "--technique-probs",
@@ -122,7 +123,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         metavar="NAME=W,...",
         help="technique weights replacing the paper's repetition=0.1,substitution=0.3,reordering=0.4,"
-        "negation=0.2 (left out: 0); partial_repetition is our addition",
+        "negation=0.2 (left out: 0); partial_repetition is our addition (experimental; did not help, "
+        "see benchmarks/RESULTS.md)",
     )
     parser.add_argument(
         "--tagger", choices=["auto", "nltk", "heuristic"], default="auto", help="POS tagger (default: auto)"

@@ -14,7 +14,6 @@ from __future__ import annotations
 LM_CHECKPOINT = "google-bert/bert-base-cased"
 COLA_CHECKPOINT = "Apucs/bert-fine-tuned-cola"
 COLA_REVISION = "2e97c90a2abbf40f72a0bbcdb2a4fb8cc728f34c"
-COLA_VALIDATION_MCC = 0.5731  # reported on the checkpoint's model card (GLUE CoLA validation)
 SOP_CHECKPOINT = "albert/albert-base-v2"
 # Where train_cola.py pushes the project's own CoLA fine-tune (not published yet).
 PROJECT_COLA_CHECKPOINT = "story-quality-metrics/gruen-cola-bert-base-cased"

@@ -12,13 +12,15 @@ ROCStories), as in the technique table of the UNION paper (Guan & Huang, EMNLP 2
   duplicated in place (``a b c`` -> ``a b b c``), final punctuation excluded;
 * substitution (50 %): k ~ U{1..L-1} later sentences replaced by sentences of another
   story of the corpus (with ``CorruptionContext.related`` set, a story among its keyword
-  neighbours, :mod:`training.negatives.related_stories`: an addition of ours, off by default);
+  neighbours, :mod:`training.negatives.related_stories`: an addition of ours, off by default;
+  experimental, it did not help, see benchmarks/RESULTS.md);
   (50 %): m ~ U{1..max(1, floor(.15 K))} of the K keywords replaced, by an antonym when one is known, else by a keyword with the same POS tag drawn by corpus
   frequency;
 * reordering: k ~ U{2..L-1} later sentences permuted, redrawn until the order changed;
 * negation: k ~ U{1..L-1} later sentences (among those a rule applies to) negated, see
   :mod:`training.negatives.negation`;
-* partial repetition (an addition of ours, weight 0 in the paper's recipe): see
+* partial repetition (an addition of ours, weight 0 in the paper's recipe; experimental, it did
+  not help, see benchmarks/RESULTS.md): see
   :func:`repeat_partially`. ``CorruptionContext.technique_probs`` replaces the paper's
   technique weights (a technique of weight 0 is never drawn, so the paper's weights give
   exactly the paper's draws).
