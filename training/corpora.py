@@ -16,9 +16,6 @@ one object per line) and ``.csv`` (with a header), read with the same column rul
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import logging
 import os
 import pathlib
@@ -28,13 +25,14 @@ from typing import Any
 
 import datasets
 
+from story_quality.input_files import RECORD_SUFFIXES, read_records
 from story_quality.union.story_text import StoryNormalization, split_sentences
 
 logger = logging.getLogger(__name__)
 
 ROC_STORIES_HUB_ID = "mintujupally/ROCStories"
 WRITING_PROMPTS_HUB_ID = "euclaise/writingprompts"
-LOCAL_SUFFIXES = (".txt", ".jsonl", ".json", ".csv")
+LOCAL_SUFFIXES = RECORD_SUFFIXES
 ROC_SENTENCE_COLUMNS = tuple(f"sentence{i}" for i in range(1, 6))
 WP_STORY_WORDS = 200
 _WP_TAG = re.compile(r"^\s*(?:\[\s*[A-Za-z]{2,3}\s*\]\s*)+")
@@ -155,92 +153,10 @@ def _story_builder(columns: Iterable[str], text_column: str | None, source: str,
     )
 
 
-def read_text_file(path: pathlib.Path) -> str:
-    """A corpus file's text, or an error naming the file (and line) when it cannot be a corpus.
-
-    Strict on purpose: a binary file, an empty file or a byte that is not UTF-8 stops the
-    build with the file and line to fix, rather than turning into replacement characters
-    inside training stories.
-    """
-    data = path.read_bytes()
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with its byte-order mark: a text file all the same
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError:
-            raise ValueError(
-                f"{path}: starts like UTF-16 but does not decode as it; convert it to UTF-8."
-            ) from None
-    head = data[:8192]
-    if b"\0" in head:
-        if head.count(b"\0") * 3 >= len(head):  # every other byte NUL: UTF-16 text without a mark
-            raise ValueError(
-                f"{path} looks like UTF-16 text without a byte-order mark; convert it to UTF-8 "
-                "(e.g. iconv -f utf-16le -t utf-8)."
-            )
-        raise ValueError(f"{path}: binary data (NUL bytes), not a text corpus.")
-    if not data.strip():
-        raise ValueError(f"{path} is empty: no stories to read.")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise ValueError(
-            f"{path}, line {line}: byte 0x{data[error.start]:02x} is not UTF-8; convert the file to UTF-8 "
-            "(e.g. iconv -f latin1 -t utf-8)."
-        ) from None
-
-
-def _read_json_rows(path: pathlib.Path) -> tuple[list[dict[str, Any]], list[int]]:
-    """JSON records and the line each starts on (1 for a whole-file JSON array)."""
-    text = read_text_file(path)
-    if path.suffix.lower() == ".json" and text.lstrip().startswith("{"):
-        try:
-            whole = json.loads(text)
-        except json.JSONDecodeError:
-            whole = None  # one object per line after all: read as JSON Lines below
-        if isinstance(whole, dict) and "\n" in text.strip():
-            raise ValueError(
-                f"{path} holds one JSON object (keys {list(whole)[:5]}), not stories: expected a JSON list of "
-                "objects, or one object per line (JSON Lines)."
-            )
-    if text.lstrip().startswith("["):
-        try:
-            rows = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
-        if not isinstance(rows, list):
-            raise ValueError(f"{path}: expected a JSON list of objects, got a {type(rows).__name__}.")
-        lines = [1] * len(rows)
-    else:
-        rows, lines = [], []
-        for line_number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{line_number}: not valid JSON ({error.msg})") from error
-            lines.append(line_number)
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            raise ValueError(f"{path}: record {i} is a {type(row).__name__}, expected a JSON object")
-    return rows, lines
-
-
-def _read_local_rows(path: pathlib.Path, kind: str) -> tuple[list[dict[str, Any]], list[int]]:
-    """Rows of a local corpus file and the line each starts on."""
-    text = read_text_file(path)
-    if kind == ".txt":
-        lines = text.splitlines()
-        return [{"text": line} for line in lines], list(range(1, len(lines) + 1))
-    if kind == ".csv":
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        rows, starts = [], []
-        for row in reader:
-            rows.append(row)
-            starts.append(reader.line_num)
-        return rows, starts
-    return _read_json_rows(path)
+def _read_local_rows(path: pathlib.Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """Rows of a local corpus file and the line each starts on (read by the library's one reader)."""
+    records = read_records(path)
+    return records.rows, records.lines
 
 
 def _to_dataset(
@@ -299,7 +215,7 @@ def load_stories(
             raise FileNotFoundError(f"Story file not found: {source}")
         if kind not in LOCAL_SUFFIXES:
             raise ValueError(f"{source}: unsupported file type; use one of {', '.join(LOCAL_SUFFIXES)}")
-        rows, lines = _read_local_rows(path, kind)
+        rows, lines = _read_local_rows(path)
         if max_rows is not None:
             rows = rows[:max_rows]
         columns = list(dict.fromkeys(key for row in rows[:1000] for key in row)) or ["text"]

@@ -21,6 +21,7 @@ from accelerate.utils import parse_flag_from_env
 from transformers import HfArgumentParser, Trainer, TrainingArguments
 
 from story_quality.checkpoint_files import PICKLE_WEIGHTS_FILE, WEIGHT_FILES
+from story_quality.input_files import DATA_FILE_BUILDERS as DATA_FILE_BUILDERS  # the scripts' data-file table
 from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.output_folders import (
     OutputFolderArguments,
@@ -30,9 +31,6 @@ from story_quality.training.output_folders import (
 
 logger = logging.getLogger(__name__)
 CHECKPOINT_NAME = re.compile(r"checkpoint-\d+")
-
-# Local data files the scripts read, by extension: the ``datasets`` builder that reads each.
-DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
 @dataclass(kw_only=True)
