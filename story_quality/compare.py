@@ -133,7 +133,11 @@ class Comparison:
                 f"(held back: the human stories of the checkpoint's table, sha256:{self.human_table[:12]})"
             )
         if self.pairs:
-            lines += ["", f"paired, on the same rows: difference b - a, its {level} interval, p-values"]
+            lines += [
+                "",
+                f"paired, on the same rows: difference b - a, its {level} interval, p-values "
+                f"(the smallest {self.resamples} resamples can give is {1 / (self.resamples + 1):.4f})",
+            ]
             for pair in self.pairs:
                 difference = pair.test.difference
                 lines.append(
