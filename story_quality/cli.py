@@ -1,12 +1,17 @@
 """``story-quality score``: score a file of stories with union or gruen, on one process or many.
 
     story-quality score --metric union --input stories.txt --output scores.jsonl
-    accelerate launch --num_processes 2 -m story_quality score --metric union --input stories.txt --output scores.jsonl
+    torchrun --nproc_per_node 2 -m story_quality score --metric union --input stories.txt --output scores.jsonl
 
-Rows are split across processes by Accelerate and gathered back; process 0 appends them to the
-output in input order as each chunk finishes, so a run cut short is completed by running the
-same command again (only the missing rows are scored; a different checkpoint or setting is
-refused). The first output row and the closing summary carry the metric's signature.
+On GPUs ``accelerate launch --multi_gpu --num_processes 2 -m story_quality score ...`` works too;
+``accelerate launch --cpu`` starts one process whatever ``--num_processes`` says (refused when
+asked for more). The rows are cut into chunks; each process scores whole chunks in turn and
+process 0 appends them to the output in input order, so N processes write the one-process file,
+and a run cut short is completed by running the same command again. Before any model loads,
+``--output`` is checked by ``story_quality.output_files``: never an input, never a file this
+command did not write, one run at a time, resumed only for the same input text (each row
+carries a hash of its text) and the same metric and setting (the first row and the closing
+summary carry the metric's signature).
 """
 
 from __future__ import annotations
@@ -106,7 +111,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     score.add_argument(
         "--input", type=pathlib.Path, required=True, help=".txt (one text a line), .jsonl or .csv"
     )
-    score.add_argument("--output", type=pathlib.Path, required=True, help="the .jsonl file of scores")
+    score.add_argument(
+        "--output",
+        type=pathlib.Path,
+        required=True,
+        help="the .jsonl file of scores: new, empty, or this command's earlier output of the same input "
+        "(completed); any other file is refused",
+    )
     score.add_argument(
         "--text-column", default="text", help="field of .jsonl/.csv rows holding the text (text)"
     )
