@@ -16,6 +16,7 @@ one object per line) and ``.csv`` (with a header), read with the same column rul
 
 from __future__ import annotations
 
+import html
 import logging
 import os
 import pathlib
@@ -36,7 +37,17 @@ LOCAL_SUFFIXES = RECORD_SUFFIXES
 ROC_SENTENCE_COLUMNS = tuple(f"sentence{i}" for i in range(1, 6))
 WP_STORY_WORDS = 200
 _WP_TAG = re.compile(r"^\s*(?:\[\s*[A-Za-z]{2,3}\s*\]\s*)+")
-_WP_NEWLINE = re.compile(r"\s*<newline>\s*")
+_WP_NEWLINE = re.compile(r"\s*<\\?newline>\s*")
+# Reddit markdown in raw WritingPrompts posts: links keep their text; emphasis marks, rules,
+# quote marks, backslash escapes and bare URLs go (no story generator writes them, so a model
+# would learn "markdown = human").
+_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_MD_URL = re.compile(r"https?://\S+")
+_MD_ESCAPE = re.compile(r"\\([\\*_\[\]()#>~`-])")
+_MD_RULE = re.compile(r"[*_~=-]{3,}")
+_MD_EMPHASIS = re.compile(r"(?<![\w*_~])[*_~]{1,2}(?=\S)|(?<=\S)[*_~]{1,2}(?![\w*_~])")
+_MD_QUOTE = re.compile(r"(?:(?<=\n)|^|(?<=\s))(?:>\s*)+(?=\S)")
+_MD_HEADER = re.compile(r"(?m)^\s*#{1,6}\s+")
 
 
 def cut_story(story: str, max_words: int = WP_STORY_WORDS) -> list[str]:
@@ -64,6 +75,20 @@ def _head_length(sentences: Sequence[str], max_words: int) -> int:
     return best
 
 
+def plain_story_text(text: str) -> str:
+    """``text`` without Reddit markdown and HTML entities; plain prose is unchanged.
+
+    >>> plain_story_text("It 's a **good** feeling, _you_ know &amp; [more](https://x.y/z) ***")
+    "It 's a good feeling, you know & more  "
+    >>> plain_story_text("> I AM HE\\n> WHO IS `` Nah . ''")
+    "I AM HE\\nWHO IS `` Nah . ''"
+    """
+    text = html.unescape(_MD_ESCAPE.sub(r"\1", text))
+    text = _MD_URL.sub("", _MD_LINK.sub(r"\1", text))
+    text = _MD_HEADER.sub("", _MD_RULE.sub(" ", text))
+    return _MD_QUOTE.sub("", _MD_EMPHASIS.sub("", text))
+
+
 def writing_prompts_text(prompt: Any, story: Any, max_words: int = WP_STORY_WORDS) -> str | None:
     """One WritingPrompts row as UNION's story: the prompt line, then the cut story's sentences.
 
@@ -79,8 +104,8 @@ def writing_prompts_text(prompt: Any, story: Any, max_words: int = WP_STORY_WORD
     """
     if not isinstance(story, str) or prompt is not None and not isinstance(prompt, str):
         return None
-    prompt = " ".join(_WP_TAG.sub("", _WP_NEWLINE.sub(" ", prompt or "")).split())
-    sentences = cut_story(_WP_NEWLINE.sub("\n", story), max_words)
+    prompt = " ".join(_WP_TAG.sub("", _WP_NEWLINE.sub(" ", plain_story_text(prompt or ""))).split())
+    sentences = cut_story(_WP_NEWLINE.sub("\n", plain_story_text(story)), max_words)
     if not sentences:
         return None
     return "\n".join([prompt, *sentences] if prompt else sentences)
@@ -108,7 +133,7 @@ def writing_prompts_segments(
     if first is None:
         return []
     # the story is split once; every segment is cut from that one list of sentences
-    sentences = split_sentences(_WP_NEWLINE.sub("\n", story))
+    sentences = split_sentences(_WP_NEWLINE.sub("\n", plain_story_text(story)))
     segments = [first]
     start = _head_length(sentences, max_words)
     while start < len(sentences) and (max_segments is None or len(segments) < max_segments):

@@ -101,8 +101,34 @@ def push_run(args: TrainingArguments, repo_id: str, message: str, script_logger:
     script_logger.info("Pushed to %s", url)
 
 
+def config_flags(path: str) -> list[str]:
+    """A recipe file (a JSON object of argument names and values) as the flags it stands for.
+
+    >>> import json, tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    ...     json.dump({"learning_rate": 1e-4, "report_to": ["none"], "seed": 42}, f)
+    >>> config_flags(f.name)
+    ['--learning_rate', '0.0001', '--report_to', 'none', '--seed', '42']
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            options = json.load(handle)
+    except (OSError, json.JSONDecodeError) as error:
+        raise SystemExit(f"error: recipe file {path}: {error}") from None
+    if not isinstance(options, dict):
+        raise SystemExit(f"error: recipe file {path}: expected a JSON object of argument names and values")
+    flags: list[str] = []
+    for name, value in options.items():
+        values = value if isinstance(value, list) else [value]
+        flags += [f"--{name}", *(json.dumps(v) if isinstance(v, bool) else str(v) for v in values)]
+    return flags
+
+
 def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tuple[Any, ...]:
-    """Command-line flags, or a single ``.json`` file holding them.
+    """Command-line flags, or a ``.json`` recipe file first and flags that override it after.
+
+    ``train_union.py training/configs/union-default.json --output_dir run --seed 43`` reads the
+    recipe and changes two of its values (a flag given later wins).
 
     ``accelerate launch --cpu`` on a machine with a GPU puts the model on the CPU, but
     ``TrainingArguments`` still picks the GPU for the batches unless ``use_cpu`` is set (a crash
@@ -110,12 +136,8 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     launched_on_cpu = parse_flag_from_env("ACCELERATE_USE_CPU")  # what `accelerate launch --cpu` sets
-    if len(argv) == 1 and argv[0].endswith(".json"):
-        with open(argv[0], encoding="utf-8") as handle:
-            options = json.load(handle)
-        if launched_on_cpu:
-            options.setdefault("use_cpu", True)
-        return parser.parse_dict(options)
+    if argv and argv[0].endswith(".json"):
+        argv = config_flags(argv[0]) + argv[1:]
     if launched_on_cpu and not any(arg.split("=")[0] == "--use_cpu" for arg in argv):
         argv += ["--use_cpu", "true"]
     return parser.parse_args_into_dataclasses(args=argv)

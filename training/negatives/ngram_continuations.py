@@ -8,14 +8,17 @@ parity's stories, so no story is continued by a model that read it.
 
 Sampling: the longest history (up to ``order - 1`` words) that the fold's text continued in at
 least ``min_choices`` different ways is used, else a shorter one, down to the unigram table;
-the next word is drawn in proportion to its count after that history. Requiring several
-continuations keeps the model from reciting one training story word for word.
+the next word is drawn in proportion to its count after that history. With one choice enough
+(the default) the text runs on in stretches of other stories, joined where they share a
+history: locally fluent, drifting from one story to the next, as a weak generator drifts.
+Asking for two or more choices backs off more often and gives word salad.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+import logging
 import pathlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -27,6 +30,7 @@ from datasets.fingerprint import Hasher
 
 from story_quality.union.story_text import SENTENCE_STOPS
 
+logger = logging.getLogger(__name__)
 GENERATED_NGRAM = "generated:ngram"
 START = "<s>"
 
@@ -36,7 +40,7 @@ class NgramOptions:
     """How continuations are drawn; defaults are the shipped recipe's."""
 
     order: int = 4
-    min_choices: int = 2
+    min_choices: int = 1
     # A continuation runs to about the original story's length, then to the next sentence end;
     # this many words past the length at most.
     overrun_words: int = 40
@@ -132,10 +136,12 @@ def replace_with_ngram_continuations(
     for text, label, index in zip(columns["text"], columns["label"], columns["story_index"], strict=True):
         if label == 1:
             humans.setdefault(index, text)
-    models = [
-        NgramModel((text for index, text in humans.items() if _fold(index) != fold), options)
-        for fold in (0, 1)
-    ]
+    models = []
+    for fold in (0, 1):
+        logger.info(
+            "Fitting the %d-gram model that continues the stories of fold %d of 2", options.order, fold
+        )
+        models.append(NgramModel((text for index, text in humans.items() if _fold(index) != fold), options))
 
     def replace(row: dict, position: int) -> dict:
         if row["label"] != 0:

@@ -1,0 +1,48 @@
+"""Recipe files: a checked-in JSON of train_union's arguments, with flags after it that override it."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+from transformers import HfArgumentParser
+
+from story_quality.training import run_setup
+from story_quality.training.train_union import DataArguments, ModelArguments, UnionTrainingArguments
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "training" / "configs"
+
+
+def _parse(argv: list[str]):
+    return run_setup.parse_arguments(
+        HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments)), argv
+    )
+
+
+@pytest.mark.parametrize("recipe", sorted(CONFIGS.glob("*.json")), ids=lambda p: p.name)
+def test_every_checked_in_recipe_parses_into_the_trainer_s_arguments(recipe):
+    model, data, training = _parse([str(recipe)])
+    recorded = json.loads(recipe.read_text(encoding="utf-8"))
+    assert model.model_name_or_path == recorded["model_name_or_path"]
+    assert model.max_length == recorded["max_length"]
+    assert data.dataset == recorded["dataset"]
+    assert training.learning_rate == recorded["learning_rate"]
+    assert training.seed == recorded["seed"]
+
+
+def test_flags_after_the_recipe_override_it(tmp_path):
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(
+        json.dumps({"dataset": "a", "output_dir": "run", "seed": 1, "max_length": 128, "report_to": ["none"]})
+    )
+    model, data, training = _parse([str(recipe), "--seed", "43", "--dataset", "b"])
+    assert (training.seed, data.dataset, model.max_length, training.output_dir) == (43, "b", 128, "run")
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", "{not json"])
+def test_a_recipe_that_is_not_an_object_of_arguments_is_refused_naming_it(tmp_path, content):
+    recipe = tmp_path / "bad.json"
+    recipe.write_text(content)
+    with pytest.raises(SystemExit, match="bad.json"):
+        _parse([str(recipe)])
