@@ -53,6 +53,10 @@ class UsageError(ValueError):
     """A bad file, row or option: printed as one line, exit status 2."""
 
 
+class ProcessZeroError(UsageError):
+    """Process 0's error, raised on the other processes too so that every one stops (printed once)."""
+
+
 def read_rows(path: pathlib.Path, text_column: str) -> list[Row]:
     """Every input row with the line it starts on; a row that cannot be scored records why."""
     suffix = path.suffix.lower()
@@ -276,7 +280,7 @@ def on_main_process(state: Any, work: Callable[[], Any]) -> Any:
         broadcast_object_list(shared, from_process=0)
         result, problem = shared
     if problem is not None:
-        raise UsageError(problem)
+        raise UsageError(problem) if state.is_main_process else ProcessZeroError(problem)
     return result
 
 
@@ -425,7 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         summary = score(args)
     except (UsageError, ValueError, TypeError, OSError) as error:
-        print(f"story-quality: error: {error}", file=sys.stderr)
+        if not isinstance(error, ProcessZeroError):
+            print(f"story-quality: error: {error}", file=sys.stderr)
         return 2
     from accelerate import PartialState
 
