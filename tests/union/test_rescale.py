@@ -179,3 +179,21 @@ def test_the_shipped_table_is_package_data():
     setup = (REPO / "setup.cfg").read_text()
     assert "human_reference/*.json" in setup
     assert human_scale.TABLE_FOLDER.name == "human_reference"
+
+
+def test_the_cli_refuses_rescale_for_gruen(tmp_path, capsys):
+    source = tmp_path / "stories.txt"
+    source.write_text("\n".join(STORIES) + "\n")
+    arguments = [
+        "score",
+        "--metric",
+        "gruen",
+        "--input",
+        str(source),
+        "--output",
+        str(tmp_path / "out.jsonl"),
+    ]
+    with pytest.raises(SystemExit) as exit_status:
+        cli.main([*arguments, "--rescale", "human-roc"])
+    assert exit_status.value.code == 2 and "--rescale are union options" in capsys.readouterr().err
+    assert not (tmp_path / "out.jsonl").exists()
