@@ -1,7 +1,10 @@
 """A training run killed after a saved checkpoint, then resumed, ends with the uninterrupted run's model.
 
 The kill is real: ``SIGKILL`` to the whole ``accelerate launch`` process group as soon as a
-checkpoint is complete on disk, as a crash or a pre-empted job would end it.
+checkpoint is complete on disk, as a crash or a pre-empted job would end it. Before the resume,
+every weight of the base model is shifted in place: a run that started over (the resume ignored)
+would start from other weights and end elsewhere, so only a real resume, from the checkpoint's
+weights, optimizer, schedule and step, ends with the uninterrupted run's model.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +21,7 @@ import time
 import pytest
 import tiny_models
 from conftest import REPO
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 from test_train_cola import write_cola
 from test_train_union import workdir, write_pairs  # noqa: F401 (workdir is a fixture)
 
@@ -77,6 +81,13 @@ def kill_after_first_checkpoint(script: str, output: pathlib.Path, *args: str) -
     assert not (output / "model.safetensors").exists()
 
 
+def shift_the_base_model(folder: pathlib.Path) -> None:
+    """Add 0.05 to every floating-point weight of the model in ``folder`` (same path, config and tokenizer)."""
+    weights = load_file(folder / "model.safetensors")
+    shifted = {name: t + 0.05 if t.is_floating_point() else t for name, t in weights.items()}
+    save_file(shifted, folder / "model.safetensors", metadata={"format": "pt"})
+
+
 def assert_same_run(uninterrupted: pathlib.Path, resumed: pathlib.Path, result_keys: tuple[str, ...]) -> None:
     first, second = load_file(uninterrupted / "model.safetensors"), load_file(resumed / "model.safetensors")
     assert first.keys() == second.keys()
@@ -93,10 +104,11 @@ def assert_same_run(uninterrupted: pathlib.Path, resumed: pathlib.Path, result_k
 
 def test_train_union_killed_then_resumed_equals_the_uninterrupted_run(workdir, tmp_path):  # noqa: F811
     write_pairs(tmp_path / "pairs.jsonl", 40)
+    shutil.copytree(workdir / "base", tmp_path / "base")  # shifted below: the module's base stays as it is
 
     def args(output: pathlib.Path, *extra: str) -> list[str]:
         return [
-            "--model_name_or_path", str(workdir / "base"), "--dataset", str(tmp_path / "pairs.jsonl"),
+            "--model_name_or_path", str(tmp_path / "base"), "--dataset", str(tmp_path / "pairs.jsonl"),
             "--annotated_file", str(workdir / "annotated.txt"), "--output_dir", str(output),
             "--max_length", "48", "--validation_fraction", "0.2", "--max_steps", str(STEPS),
             "--per_device_train_batch_size", "4", "--save_strategy", "steps", "--save_steps", str(SAVE_EVERY),
@@ -106,6 +118,7 @@ def test_train_union_killed_then_resumed_equals_the_uninterrupted_run(workdir, t
 
     run_to_the_end("train_union.py", *args(tmp_path / "whole"))
     kill_after_first_checkpoint("train_union.py", tmp_path / "killed", *args(tmp_path / "killed"))
+    shift_the_base_model(tmp_path / "base")
     run_to_the_end("train_union.py", *args(tmp_path / "killed", "--resume_from_checkpoint", "last"))
     assert_same_run(
         tmp_path / "whole",
@@ -131,5 +144,6 @@ def test_train_cola_killed_then_resumed_equals_the_uninterrupted_run(tmp_path):
 
     run_to_the_end("train_cola.py", *args(tmp_path / "whole"))
     kill_after_first_checkpoint("train_cola.py", tmp_path / "killed", *args(tmp_path / "killed"))
+    shift_the_base_model(tmp_path / "base")
     run_to_the_end("train_cola.py", *args(tmp_path / "killed", "--resume_from_checkpoint", "last"))
     assert_same_run(tmp_path / "whole", tmp_path / "killed", ("eval_matthews_correlation", "eval_accuracy"))

@@ -260,7 +260,6 @@ def test_dataset_with_wrong_labels_is_rejected(tmp_path):
 
 
 def test_stories_are_negative_sampled_on_the_fly_with_the_recorded_normalisation(tmp_path):
-    pytest.importorskip("story_quality.training.negatives.build")
     rng = random.Random(2)
     stories = [" ".join(s.capitalize() for s in story(rng)) for _ in range(6)]
     (tmp_path / "stories.jsonl").write_text("".join(json.dumps({"text": s}) + "\n" for s in stories))

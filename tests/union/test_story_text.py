@@ -50,9 +50,8 @@ def test_lowercase_names_only_where_the_story_arrived_lowercased():
         "Kelly wanted a dog. She didn\u2019t ask her mom. Kelly went to the shelter with Tom.",
         "Kelly wanted a dog.\u00a0She didn't ask her mom. Kelly went to the shelter with Tom.",
         "Kelly wanted a dog\uff0e She didn't ask her mom\uff0e Kelly went to the shelter with Tom\uff0e",
-        "Kelly\u2009wanted a dog. She didn\u02bct ask her mom. Kelly went to the shelter with Tom.".replace(
-            "\u02bc", "'"
-        ),
+        "Kelly\u2009wanted a dog. She didn\uff07t ask her mom. Kelly went to the shelter with Tom.",
+        "Kelly wanted a dog. She didn\u2032t ask her mom.\u3000Kelly went to the shelter with Tom.",
     ],
 )
 def test_typographic_variants_normalise_as_plain_text(variant):

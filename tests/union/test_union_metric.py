@@ -76,11 +76,16 @@ def test_checkpoint_without_record_scores_raw_text(tmp_path):
     )
 
 
-def test_normalisation_is_applied(metric):
-    """A story and its already-normalised form get the same score; a differently cased one does too."""
+def test_normalisation_is_applied(metric, checkpoint):
+    """A story, its already-normalised form and a differently cased one get the normalised text's score."""
     raw = "Ken didn't go home. He stayed at Mary's house"
-    scores = metric.compute(predictions=[raw, ROC_STORIES(raw), raw.upper()[:1] + raw[1:]])["scores"]
-    assert scores[0] == pytest.approx(scores[1], abs=1e-6)
+    cased = "Ken DIDN'T go HOME. He Stayed AT Mary's House"
+    assert cased != raw and ROC_STORIES(cased) == ROC_STORIES(raw)
+    scores = metric.compute(predictions=[raw, ROC_STORIES(raw), cased])["scores"]
+    expected = direct_scores(checkpoint, [raw], ROC_STORIES)[0]
+    assert scores == pytest.approx([expected] * 3, abs=1e-5)
+    unnormalised = direct_scores(checkpoint, [raw], StoryNormalization())[0]
+    assert abs(unnormalised - expected) > 1e-4, "the test needs a text whose normalisation changes its score"
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 5, 64])
