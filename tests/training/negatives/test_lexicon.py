@@ -188,9 +188,17 @@ def test_a_debian_copy_on_the_nltk_path_is_not_mistaken_for_nltks_download(tmp_p
     assert reader.morphy("went", "v") == "go"
 
 
+def _copy_wordnet_when_told(cache_dir: str, start) -> None:
+    """One of several processes making the NLTK copy into one cache at the same moment."""
+    start.wait()
+    nltk_resources.debian_wordnet_root(DEBIAN, cache_dir)
+
+
 @pytest.mark.skipif(not (DEBIAN / "data.noun").is_file(), reason="Debian's wordnet-base is not installed")
 def test_the_debian_copy_is_never_seen_half_written(tmp_path):
-    # Processes making the copy at the same moment must never see a half-written file.
+    # Processes making the copy at the same moment (datasets.map workers) must never see a
+    # half-written file, nor spoil each other's: four writers released together, one watcher.
+    import multiprocessing
     import threading
 
     target = tmp_path / "corpora" / "wordnet" / "data.noun"
@@ -205,14 +213,23 @@ def test_the_debian_copy_is_never_seen_half_written(tmp_path):
             except FileNotFoundError:
                 pass
 
+    context = multiprocessing.get_context("fork")
+    start = context.Event()
+    writers = [context.Process(target=_copy_wordnet_when_told, args=(str(tmp_path), start)) for _ in range(4)]
+    for writer in writers:
+        writer.start()
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
-        nltk_resources.debian_wordnet_root(DEBIAN, tmp_path)
+        start.set()
+        for writer in writers:
+            writer.join(timeout=120)
     finally:
         done.set()
         watcher.join()
+    assert [writer.exitcode for writer in writers] == [0] * 4
     assert seen <= {full}
+    assert target.read_bytes() == (DEBIAN / "data.noun").read_bytes()
     assert not [p.name for p in target.parent.iterdir() if p.name.startswith(".")]  # no temporary left
 
 
