@@ -14,22 +14,25 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from story_quality.training import generated_negatives as gn
+from story_quality.training.negatives import corruptions, generated, lm_continuations, story_lm
 from story_quality.training.negatives.build import corpus_sha256
 from story_quality.union.story_text import SENTENCE_STOPS
 
 WORDS = ["a", "b", "c", "d", "."]
-VOCABULARY = {word: index for index, word in enumerate(gn.SPECIALS + WORDS)}
+VOCABULARY = {word: index for index, word in enumerate(story_lm.SPECIALS + WORDS)}
 PERIOD = VOCABULARY["."]
 
 
 def tiny_lm(seed: int = 0) -> GPT2LMHeadModel:
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=len(VOCABULARY), n_positions=gn.BLOCK, n_embd=32, n_layer=1, n_head=2)
+    config = GPT2Config(
+        vocab_size=len(VOCABULARY), n_positions=story_lm.BLOCK, n_embd=32, n_layer=1, n_head=2
+    )
     return GPT2LMHeadModel(config).eval()
 
 
-def options(**changes) -> gn.SamplingOptions:
-    return gn.SamplingOptions(top_k=len(VOCABULARY), sentence_end_ids=frozenset({PERIOD}), **changes)
+def options(**changes) -> story_lm.SamplingOptions:
+    return story_lm.SamplingOptions(top_k=len(VOCABULARY), sentence_end_ids=frozenset({PERIOD}), **changes)
 
 
 def trigrams(ids: list[int]) -> list[tuple[int, int, int]]:
@@ -38,9 +41,9 @@ def trigrams(ids: list[int]) -> list[tuple[int, int, int]]:
 
 def test_blocked_rows_never_repeat_a_trigram_and_free_rows_do():
     torch.manual_seed(1)
-    prefix = [gn.DOMAIN_TOKEN["wp"], VOCABULARY["a"], VOCABULARY["b"], VOCABULARY["c"]]
+    prefix = [story_lm.DOMAIN_TOKEN["wp"], VOCABULARY["a"], VOCABULARY["b"], VOCABULARY["c"]]
     blocked = [True] * 6 + [False] * 6
-    new = gn.sample(tiny_lm(), [prefix] * 12, [40] * 12, ["wp"] * 12, blocked, options(margin=0))
+    new = story_lm.sample(tiny_lm(), [prefix] * 12, [40] * 12, ["wp"] * 12, blocked, options(margin=0))
     for row, continuation in enumerate(new):
         assert continuation, row
         grams = trigrams(prefix + continuation)
@@ -51,15 +54,18 @@ def test_blocked_rows_never_repeat_a_trigram_and_free_rows_do():
 
 def test_samples_hold_no_specials_and_roc_rows_stop_after_four_sentences():
     torch.manual_seed(2)
-    prefixes = [[gn.DOMAIN_TOKEN["roc"], VOCABULARY["a"], PERIOD], [gn.DOMAIN_TOKEN["roc"], VOCABULARY["b"]]]
-    new = gn.sample(tiny_lm(), prefixes, [60, 60], ["roc", "roc"], [False, True], options(margin=5))
+    prefixes = [
+        [story_lm.DOMAIN_TOKEN["roc"], VOCABULARY["a"], PERIOD],
+        [story_lm.DOMAIN_TOKEN["roc"], VOCABULARY["b"]],
+    ]
+    new = story_lm.sample(tiny_lm(), prefixes, [60, 60], ["roc", "roc"], [False, True], options(margin=5))
     for continuation in new:
-        assert all(word >= len(gn.SPECIALS) for word in continuation)
+        assert all(word >= len(story_lm.SPECIALS) for word in continuation)
         assert len(continuation) <= 65
         ends = sum(word == PERIOD for word in continuation)
-        assert ends <= gn.ROC_NEW_SENTENCES
+        assert ends <= story_lm.ROC_NEW_SENTENCES
         if len(continuation) < 65:
-            assert ends == gn.ROC_NEW_SENTENCES and continuation[-1] == PERIOD
+            assert ends == story_lm.ROC_NEW_SENTENCES and continuation[-1] == PERIOD
 
 
 def test_continued_stories_keep_their_opening_and_come_in_a_blocked_and_a_free_copy():
@@ -68,7 +74,7 @@ def test_continued_stories_keep_their_opening_and_come_in_a_blocked_and_a_free_c
         {"story_index": 7, "domain": "roc", "fold": 0, "text": "a b . c d . a c . b d . d a ."},
         {"story_index": 9, "domain": "roc", "fold": 0, "text": "zz b . c d . a c . b d . d a ."},
     ]
-    records = gn.continue_stories(tiny_lm(), targets, VOCABULARY, options(), batch_size=3)
+    records = story_lm.continue_stories(tiny_lm(), targets, VOCABULARY, options(), batch_size=3)
     assert [(r["story_index"], r["copy"], r["blocked"]) for r in records] == [
         (7, 0, True),
         (7, 1, False),
@@ -79,14 +85,50 @@ def test_continued_stories_keep_their_opening_and_come_in_a_blocked_and_a_free_c
     assert all(r["text"].split()[-1] in SENTENCE_STOPS for r in records)
 
 
-def test_the_lm_learns_a_pattern_and_keeps_its_best_epoch():
+class AscendingAfterFirstEpoch(torch.optim.AdamW):
+    """AdamW for its first ``steps_per_epoch`` steps, then gradient ascent: held-out loss rises."""
+
+    steps_per_epoch = 0
+
+    def step(self, closure=None):
+        self.steps = getattr(self, "steps", 0) + 1
+        if self.steps <= self.steps_per_epoch:
+            return super().step(closure)
+        with torch.no_grad():
+            for group in self.param_groups:
+                for parameter in group["params"]:
+                    if parameter.grad is not None:
+                        parameter.add_(parameter.grad, alpha=0.5)
+        return None
+
+
+def test_the_lm_learns_a_pattern_and_keeps_its_best_epoch(monkeypatch):
     texts = [("roc", "a b c d .")] * 400
-    _, record = gn.train_lm(texts, VOCABULARY, gn.LMOptions(width=32, layers=1, epochs=3, batch_size=8))
+    lm_options = story_lm.LMOptions(width=32, layers=1, epochs=3, batch_size=8)
+    _, record = story_lm.train_lm(texts, VOCABULARY, lm_options)
     losses = record["held_out_loss"]
     assert losses[-1] < losses[0]
     assert record["best_perplexity"] == pytest.approx(math.exp(min(losses)), abs=0.1)
+    # Now a loss that rises after the first epoch: the model returned must be the first epoch's.
+    stream = [
+        tok
+        for _, text in texts
+        for tok in (story_lm.DOMAIN_TOKEN["roc"], *story_lm.encode(text, VOCABULARY), story_lm.EOS)
+    ]
+    blocks = len(stream) // story_lm.BLOCK
+    held_out = torch.tensor(stream[: max(1, blocks // 50) * story_lm.BLOCK]).view(-1, story_lm.BLOCK)
+    AscendingAfterFirstEpoch.steps_per_epoch = math.ceil((blocks - len(held_out)) / lm_options.batch_size)
+    monkeypatch.setattr(torch.optim, "AdamW", AscendingAfterFirstEpoch)
+    model, record = story_lm.train_lm(
+        texts, VOCABULARY, story_lm.LMOptions(width=32, layers=1, epochs=3, batch_size=8, learning_rate=1e-2)
+    )
+    losses = record["held_out_loss"]
+    assert min(losses) == losses[0] and losses[-1] > losses[0] + 0.05, losses
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        kept = model(input_ids=held_out, labels=held_out).loss.item()
+    assert kept == pytest.approx(losses[0], abs=2e-3)
     with pytest.raises(ValueError, match="fewer than two windows"):
-        gn.train_lm([("roc", "a b .")], VOCABULARY, gn.LMOptions(width=32, layers=1, epochs=1))
+        story_lm.train_lm([("roc", "a b .")], VOCABULARY, story_lm.LMOptions(width=32, layers=1, epochs=1))
 
 
 def pairs(stories: dict[int, str], negatives_each: int = 2) -> datasets.Dataset:
@@ -119,7 +161,7 @@ def pairs(stories: dict[int, str], negatives_each: int = 2) -> datasets.Dataset:
 def test_replacing_every_copy_takes_the_samples_in_order_and_leaves_human_rows():
     corpus = pairs({0: "a b c d e .", 1: "b c d e f ."})
     samples = {0: ["a b x y z .", "a b q r s ."]}
-    swapped, summary = gn.replace_negatives(corpus, samples, fraction=1.0, seed=0)
+    swapped, summary = generated.replace_negatives(corpus, samples, fraction=1.0, seed=0)
     negatives = [r for r in swapped if r["label"] == 0]
     assert [r["text"] for r in negatives] == [
         "a b x y z .",
@@ -127,7 +169,7 @@ def test_replacing_every_copy_takes_the_samples_in_order_and_leaves_human_rows()
         "corrupted 0 of 1",
         "corrupted 1 of 1",
     ]
-    assert [r["corruptions"] for r in negatives] == [[gn.GENERATED]] * 2 + [["reordering"]] * 2
+    assert [r["corruptions"] for r in negatives] == [[generated.GENERATED]] * 2 + [["reordering"]] * 2
     assert [r for r in swapped if r["label"] == 1] == [r for r in corpus if r["label"] == 1]
     assert summary["replaced"] == 2 and summary["negatives"] == 4
     assert summary["mean_4gram_copy_rate"] == 0.0
@@ -135,10 +177,10 @@ def test_replacing_every_copy_takes_the_samples_in_order_and_leaves_human_rows()
 
 def test_replacing_nothing_changes_nothing_and_a_share_outside_0_1_is_refused():
     corpus = pairs({0: "a b c d e ."})
-    unchanged, summary = gn.replace_negatives(corpus, {0: ["x y z ."]}, fraction=0.0, seed=0)
+    unchanged, summary = generated.replace_negatives(corpus, {0: ["x y z ."]}, fraction=0.0, seed=0)
     assert unchanged.to_list() == corpus.to_list() and summary["replaced"] == 0
     with pytest.raises(ValueError, match="--fraction"):
-        gn.replace_negatives(corpus, {}, fraction=1.5, seed=0)
+        generated.replace_negatives(corpus, {}, fraction=1.5, seed=0)
 
 
 def test_export_finds_each_storys_fold_and_refuses_a_story_the_lm_would_read(tmp_path):
@@ -152,7 +194,7 @@ def test_export_finds_each_storys_fold_and_refuses_a_story_the_lm_would_read(tmp
     human(["w2 ."], "wp1")
     pairs({4: "w2 .", 5: "w1 .", 6: "own roc ."}).save_to_disk(str(tmp_path / "corpus"))
     folds = [tmp_path / "wp0", tmp_path / "wp1"]
-    summary = gn.export(tmp_path / "corpus", tmp_path / "roc", folds, tmp_path / "work")
+    summary = lm_continuations.export(tmp_path / "corpus", tmp_path / "roc", folds, tmp_path / "work")
     targets = [json.loads(line) for line in (tmp_path / "work" / "targets.jsonl").read_text().splitlines()]
     assert [(t["story_index"], t["domain"], t["fold"]) for t in targets] == [
         (4, "wp", 1),
@@ -163,7 +205,7 @@ def test_export_finds_each_storys_fold_and_refuses_a_story_the_lm_would_read(tmp
     assert (tmp_path / "work" / "lm_wp_0.txt").read_text() == "w1 .\nw1 later .\n"
     pairs({1: "r2 ."}).save_to_disk(str(tmp_path / "leaky"))
     with pytest.raises(ValueError, match="also in --roc"):
-        gn.export(tmp_path / "leaky", tmp_path / "roc", folds, tmp_path / "work2")
+        lm_continuations.export(tmp_path / "leaky", tmp_path / "roc", folds, tmp_path / "work2")
 
 
 def test_the_three_commands_chain_on_a_tiny_corpus(tmp_path, capsys):
@@ -190,12 +232,12 @@ def test_the_three_commands_chain_on_a_tiny_corpus(tmp_path, capsys):
         (1, 0, "wp"),
         (1, 1, "wp"),
     ]
-    assert json.loads((work / "generated_record.json").read_text())["vocabulary"] > len(gn.SPECIALS)
+    assert json.loads((work / "generated_record.json").read_text())["vocabulary"] > len(story_lm.SPECIALS)
     gn.main(["replace", str(tmp_path / "corpus"), str(samples), str(tmp_path / "out"), "--fraction", "1"])
     summary = json.loads((tmp_path / "out" / "generated_negatives_summary.json").read_text())
     swapped = datasets.load_from_disk(str(tmp_path / "out"))
     assert summary["replaced"] == summary["negatives"] == 4
-    assert {tuple(r["corruptions"]) for r in swapped if r["label"] == 0} == {(gn.GENERATED,)}
+    assert {tuple(r["corruptions"]) for r in swapped if r["label"] == 0} == {(generated.GENERATED,)}
     assert (
         summary["rows_sha256"]
         == corpus_sha256(swapped)
@@ -217,11 +259,15 @@ def test_each_fold_is_continued_by_an_lm_that_never_read_it(tmp_path, monkeypatc
     def fake_train(texts, vocabulary, options):
         read.append({text for domain, text in texts if domain == "wp"})
         torch.manual_seed(0)
-        config = GPT2Config(vocab_size=len(vocabulary), n_positions=gn.BLOCK, n_embd=16, n_layer=1, n_head=1)
+        config = GPT2Config(
+            vocab_size=len(vocabulary), n_positions=story_lm.BLOCK, n_embd=16, n_layer=1, n_head=1
+        )
         return GPT2LMHeadModel(config).eval(), {}
 
-    monkeypatch.setattr(gn, "train_lm", fake_train)
-    gn.generate(work, tmp_path / "samples.jsonl", 100, gn.LMOptions(), options(), batch_size=4)
+    monkeypatch.setattr(lm_continuations, "train_lm", fake_train)
+    lm_continuations.generate(
+        work, tmp_path / "samples.jsonl", 100, story_lm.LMOptions(), options(), batch_size=4
+    )
     assert read == [{"c c . d d ."}, {"a a . b b ."}]
 
 
@@ -230,7 +276,9 @@ def test_each_fold_is_continued_by_an_lm_that_never_read_it(tmp_path, monkeypatc
 
 def fake_lm(texts, vocabulary, lm_options):
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=len(vocabulary), n_positions=gn.BLOCK, n_embd=16, n_layer=1, n_head=1)
+    config = GPT2Config(
+        vocab_size=len(vocabulary), n_positions=story_lm.BLOCK, n_embd=16, n_layer=1, n_head=1
+    )
     return GPT2LMHeadModel(config).eval(), {}
 
 
@@ -241,7 +289,7 @@ def work_folder(tmp_path) -> pathlib.Path:
     (work / "lm_wp_0.txt").write_text("a a . b b .\n")
     (work / "lm_wp_1.txt").write_text("c c . d d .\n")
     targets = [{"story_index": 0, "domain": "roc", "fold": 0, "text": "a b . c d . a c . b d ."}]
-    (work / gn.TARGETS).write_text("".join(json.dumps(t) + "\n" for t in targets))
+    (work / lm_continuations.TARGETS).write_text("".join(json.dumps(t) + "\n" for t in targets))
     return work
 
 
@@ -261,7 +309,7 @@ def test_generate_never_writes_over_its_inputs(tmp_path, monkeypatch, capsys, ou
     if out == "targets":  # its record would be targets_record.json: harmless, but a folder named so is not
         (work / "targets_record.json").mkdir()
         before = snapshot(work)
-    monkeypatch.setattr(gn, "train_lm", lambda *a: pytest.fail("an LM was trained"))
+    monkeypatch.setattr(lm_continuations, "train_lm", lambda *a: pytest.fail("an LM was trained"))
     with pytest.raises(SystemExit) as error:
         generate(work, work / out)
     assert error.value.code == 2
@@ -271,7 +319,7 @@ def test_generate_never_writes_over_its_inputs(tmp_path, monkeypatch, capsys, ou
 
 def test_generate_replaces_only_its_own_samples_and_only_with_overwrite(tmp_path, monkeypatch, capsys):
     work = work_folder(tmp_path)
-    monkeypatch.setattr(gn, "train_lm", fake_lm)
+    monkeypatch.setattr(lm_continuations, "train_lm", fake_lm)
     users = tmp_path / "mine.jsonl"
     users.write_text('{"notes": 1}\n')
     with pytest.raises(SystemExit):
@@ -304,8 +352,8 @@ def test_generate_refuses_targets_that_are_samples(tmp_path, monkeypatch, capsys
     """Case 6: after ``--out work/targets.jsonl``, a rerun continued the continuations without a word."""
     work = work_folder(tmp_path)
     sample = {"story_index": 0, "copy": 0, "blocked": True, "domain": "roc", "fold": 0, "text": "a b . d ."}
-    (work / gn.TARGETS).write_text(json.dumps(sample) + "\n")
-    monkeypatch.setattr(gn, "train_lm", lambda *a: pytest.fail("an LM was trained"))
+    (work / lm_continuations.TARGETS).write_text(json.dumps(sample) + "\n")
+    monkeypatch.setattr(lm_continuations, "train_lm", lambda *a: pytest.fail("an LM was trained"))
     with pytest.raises(SystemExit):
         generate(work, tmp_path / "samples.jsonl")
     assert "targets.jsonl, line 1: a sample generate wrote, not a target" in capsys.readouterr().err
@@ -328,7 +376,7 @@ def test_generate_checks_its_numbers_before_any_training(
     tmp_path, monkeypatch, capsys, option, value, expected
 ):
     work = work_folder(tmp_path)
-    monkeypatch.setattr(gn, "train_lm", lambda *a: pytest.fail("an LM was trained"))
+    monkeypatch.setattr(lm_continuations, "train_lm", lambda *a: pytest.fail("an LM was trained"))
     with pytest.raises(SystemExit) as error:
         generate(work, tmp_path / "samples.jsonl", option, value)
     assert error.value.code == 2 and f"{option}: {expected}" in capsys.readouterr().err
@@ -350,7 +398,7 @@ def sample_line(
         "text": text,
     }
     if story is not None:
-        record["story_sha256"] = gn.text_sha256(story)
+        record["story_sha256"] = story_lm.text_sha256(story)
     return json.dumps(record) + "\n"
 
 
@@ -441,7 +489,7 @@ def test_replace_replaces_its_own_output_only_with_overwrite(tmp_path, corpus, c
     assert "already holds a corpus with generated negatives; pass --overwrite" in capsys.readouterr().err
     assert snapshot(tmp_path / "out") == before
     replace(tmp_path, samples, tmp_path / "out", "--overwrite", "--seed", "3")
-    assert json.loads((tmp_path / "out" / gn.SUMMARY).read_text())["seed"] == 3
+    assert json.loads((tmp_path / "out" / generated.SUMMARY).read_text())["seed"] == 3
 
 
 def test_export_refuses_a_writingprompts_text_in_no_fold(tmp_path):
@@ -451,15 +499,17 @@ def test_export_refuses_a_writingprompts_text_in_no_fold(tmp_path):
         datasets.Dataset.from_dict({"text": [f"w{fold} ."], "label": [1]}).save_to_disk(
             str(tmp_path / f"wp{fold}")
         )
-    long_wp = " ".join(f"s{i} a b c ." for i in range(gn.ROC_MAX_SENTENCES + 1))
+    long_wp = " ".join(f"s{i} a b c ." for i in range(lm_continuations.ROC_MAX_SENTENCES + 1))
     pairs({3: STORY, 4: long_wp}).save_to_disk(str(tmp_path / "corpus"))
     folds = [tmp_path / "wp0", tmp_path / "wp1"]
     with pytest.raises(ValueError, match=r"story 4 of .*corpus is in no --wp-fold, but with 8 sentences"):
-        gn.export(tmp_path / "corpus", tmp_path / "roc", folds, tmp_path / "work")
+        lm_continuations.export(tmp_path / "corpus", tmp_path / "roc", folds, tmp_path / "work")
     assert not (tmp_path / "work").exists()
     pairs({3: STORY}).save_to_disk(str(tmp_path / "roc_only"))
-    gn.export(tmp_path / "roc_only", tmp_path / "roc", folds, tmp_path / "work")
-    (target,) = [json.loads(line) for line in (tmp_path / "work" / gn.TARGETS).read_text().splitlines()]
+    lm_continuations.export(tmp_path / "roc_only", tmp_path / "roc", folds, tmp_path / "work")
+    (target,) = [
+        json.loads(line) for line in (tmp_path / "work" / lm_continuations.TARGETS).read_text().splitlines()
+    ]
     assert target["domain"] == "roc" and target["story_sha256"] == hashlib.sha256(STORY.encode()).hexdigest()
 
 
@@ -481,3 +531,17 @@ def test_export_writes_only_a_new_folder_or_its_own(tmp_path, capsys):
     with pytest.raises(SystemExit):
         gn.main([*arguments, "--out", str(tmp_path / "corpus"), "--overwrite"])
     assert "is the input" in capsys.readouterr().err
+
+
+def test_every_kind_of_generated_negative_is_registered_with_the_label_its_rows_carry():
+    kinds = corruptions.GENERATED_NEGATIVES
+    assert {kind.label for kind in kinds.values()} == {"generated", "generated:ngram"}
+    assert not {kind.label for kind in kinds.values()} & set(corruptions.TECHNIQUES)
+    corpus = pairs({0: "a b c d e .", 1: "b c d e f ."})
+    written = {
+        "story_lm": kinds["story_lm"].replace(corpus, {0: ["a b x ."], 1: ["b c y ."]}, 1.0, 0)[0],
+        "ngram": kinds["ngram"].replace(corpus, 1.0, 0)[0],
+    }
+    assert set(written) == set(kinds)
+    for name, swapped in written.items():
+        assert {tuple(r["corruptions"]) for r in swapped if r["label"] == 0} == {(kinds[name].label,)}, name

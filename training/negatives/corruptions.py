@@ -25,6 +25,11 @@ ROCStories), as in the technique table of the UNION paper (Guan & Huang, EMNLP 2
   technique weights (a technique of weight 0 is never drawn, so the paper's weights give
   exactly the paper's draws).
 
+Negatives written rather than edited (continuations of the story's opening by a story LM,
+:mod:`training.negatives.generated`, or by an n-gram model,
+:mod:`training.negatives.ngram_continuations`) replace a share of the corrupted copies after the
+build; they are registered by name in ``GENERATED_NEGATIVES``, beside ``TECHNIQUES``.
+
 A technique that cannot change the story (no keyword, no verb, a one-story corpus) is not
 recorded; if the story came out unchanged, the unused techniques of positive weight are tried
 in a weighted order until one changes it.
@@ -41,10 +46,12 @@ import dataclasses
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
+from .generated import GENERATED, replace_negatives
 from .lexicon import Lexicon
 from .negation import negate
+from .ngram_continuations import GENERATED_NGRAM, replace_with_ngram_continuations
 
 TECHNIQUE_COUNT_PROBS: dict[int, float] = {1: 0.5, 2: 0.2, 3: 0.2, 4: 0.1}
 TECHNIQUE_PROBS: dict[str, float] = {
@@ -356,6 +363,30 @@ TECHNIQUES: dict[str, Technique] = {
     "reordering": reorder,
     "negation": negate_sentences,
     PARTIAL_REPETITION: repeat_partially,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneratedNegative:
+    """A kind of negative that is written, not edited: a share of a built corpus's corrupted copies
+    replaced by text a model wrote, listing ``label`` as their one corruption."""
+
+    label: str
+    # (corpus, ..., fraction, seed, ...) -> the corpus with a share of its corrupted rows replaced
+    replace: Callable[..., Any]
+    command: str  # how a corpus gets them
+
+
+# Every kind of negative the engine makes beside TECHNIQUES' edits, by name.
+GENERATED_NEGATIVES: dict[str, GeneratedNegative] = {
+    "story_lm": GeneratedNegative(
+        GENERATED, replace_negatives, "python training/generated_negatives.py export|generate|replace"
+    ),
+    "ngram": GeneratedNegative(
+        GENERATED_NGRAM,
+        replace_with_ngram_continuations,
+        "python training/build_union_data.py --ngram-fraction F",
+    ),
 }
 
 
