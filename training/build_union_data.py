@@ -59,6 +59,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("Examples::", 1)[1],
     )
+    add_source_arguments(parser)
+    add_corruption_arguments(parser)
+    add_output_arguments(parser)
+    args = parser.parse_args(argv)
+    check_arguments(parser, args)
+    return args
+
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """The stories read: sources, splits, columns, WritingPrompts segments, normalisation, held-out contexts."""
     parser.add_argument(
         "source",
         nargs="+",
@@ -100,6 +110,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="text normalisation: roc (lowercase, [MALE]/[FEMALE]/[NEUTRAL], PTB tokens), wp (PTB tokens, "
         "cased) or none; auto = wp for a WritingPrompts source, else roc",
     )
+
+
+def add_corruption_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the corrupted copies are made: seed, workers, techniques, word knowledge, n-gram continuations."""
     parser.add_argument("--seed", type=int, default=42, help="corpus seed (default: 42)")
     parser.add_argument("--num-proc", type=at_least(1), help="worker processes for datasets.map")
     parser.add_argument(
@@ -149,6 +163,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--ngram-order", type=at_least(2), default=4, help="n of the n-gram model (default: 4)"
     )
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the corpus goes: a folder and/or a Hub dataset repo."""
     parser.add_argument(
         "--output-dir",
         help="save the dataset here (datasets.save_to_disk); written beside it and moved into place when complete",
@@ -160,7 +178,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--push-to-hub", metavar="REPO_ID", help="push the dataset to this Hub dataset repo")
     parser.add_argument("--private", action="store_true", help="make the pushed Hub repo private")
-    args = parser.parse_args(argv)
+
+
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Usage errors no argparse type can see: nothing to do, a source twice, a share outside [0, 1], a missing file."""
     if not args.output_dir and not args.push_to_hub:
         parser.error("nothing to do: give --output-dir and/or --push-to-hub")
     repeated = sorted({s for s in args.source if args.source.count(s) > 1})
@@ -170,7 +191,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"--ngram-fraction must be between 0 and 1, got {args.ngram_fraction}")
     if args.exclude_contexts_of and not os.path.isfile(args.exclude_contexts_of):
         parser.error(f"--exclude-contexts-of {args.exclude_contexts_of}: no such file")
-    return args
 
 
 def with_ngram_continuations(

@@ -27,6 +27,7 @@ from transformers import (
     AutoTokenizer,
     DataCollatorWithPadding,
     HfArgumentParser,
+    PreTrainedTokenizerBase,
     Trainer,
     set_seed,
 )
@@ -186,17 +187,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     set_seed(args.seed)
 
     tokenizer = AutoTokenizer.from_pretrained(cola_args.model_name_or_path)
-    with args.main_process_first(desc="loading and tokenising CoLA"):
-        cola = load_cola(cola_args)
-        if cola_args.max_train_samples is not None:
-            cola["train"] = cola["train"].select(range(min(cola_args.max_train_samples, len(cola["train"]))))
-        features = cola.map(
-            lambda batch: tokenizer(batch["sentence"], truncation=True, max_length=cola_args.max_length),
-            batched=True,
-            remove_columns=[c for c in cola["train"].column_names if c != "label"],
-            num_proc=cola_args.preprocessing_num_workers,
-            desc="Tokenising",
-        )
+    cola, features = load_tokenised_cola(cola_args, args, tokenizer)
 
     model = AutoModelForSequenceClassification.from_pretrained(
         cola_args.model_name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
@@ -215,6 +206,40 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     trainer.save_model(args.output_dir)  # classifier and tokenizer, safetensors, on the main process
     if not trainer.is_world_process_zero():
         return results
+    write_cola_card(cola_args, args, trainer, cola, results, repo_id)
+
+    if push:
+        run_setup.push_run(args, repo_id, "CoLA classifier for GRUEN, trained with train_cola.py", logger)
+    return results
+
+
+def load_tokenised_cola(
+    cola_args: ColaArguments, args: ColaTrainingArguments, tokenizer: PreTrainedTokenizerBase
+) -> tuple[datasets.DatasetDict, datasets.DatasetDict]:
+    """CoLA's train and validation sentences (train cut to ``--max_train_samples``), and their word pieces."""
+    with args.main_process_first(desc="loading and tokenising CoLA"):
+        cola = load_cola(cola_args)
+        if cola_args.max_train_samples is not None:
+            cola["train"] = cola["train"].select(range(min(cola_args.max_train_samples, len(cola["train"]))))
+        features = cola.map(
+            lambda batch: tokenizer(batch["sentence"], truncation=True, max_length=cola_args.max_length),
+            batched=True,
+            remove_columns=[c for c in cola["train"].column_names if c != "label"],
+            num_proc=cola_args.preprocessing_num_workers,
+            desc="Tokenising",
+        )
+    return cola, features
+
+
+def write_cola_card(
+    cola_args: ColaArguments,
+    args: ColaTrainingArguments,
+    trainer: Trainer,
+    cola: datasets.DatasetDict,
+    results: dict[str, float],
+    repo_id: str,
+) -> None:
+    """The trained classifier's card (its data, validation scores and recipe) in ``args.output_dir``."""
     dataset_text = (
         f"{cola_args.dataset_name} ({cola_args.dataset_config})"
         if not cola_args.train_file
@@ -251,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         ],
         repo_id=repo_id,
         base_model_text=cola_args.model_name_or_path,
-        id2label=model.config.id2label,
+        id2label=trainer.model.config.id2label,
         max_length=cola_args.max_length,
         training_data=table_rows(facts),
         recipe=recipe_rows(
@@ -261,10 +286,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         citation=GRUEN_CITATION.strip() + "\n\n" + COLA_CITATION,
     )
     write_model_card(card, args.output_dir)
-
-    if push:
-        run_setup.push_run(args, repo_id, "CoLA classifier for GRUEN, trained with train_cola.py", logger)
-    return results
 
 
 if __name__ == "__main__":

@@ -182,6 +182,48 @@ def _error_type_results(
     return results
 
 
+def _given_metrics(
+    scores: Mapping[str, Sequence[float] | np.ndarray], human: np.ndarray, lower_is_better: Collection[str]
+) -> list[MetricResult]:
+    """Each given metric's scores, checked (one finite score per story) and oriented, with its correlations."""
+    unknown = set(lower_is_better) - set(scores)
+    if unknown:
+        raise ValueError(f"lower_is_better names metrics that were not given: {sorted(unknown)}")
+    metrics: list[MetricResult] = []
+    for name, values in scores.items():
+        oriented = np.asarray(values, dtype=np.float64)
+        if oriented.shape != human.shape:
+            raise ValueError(f"metric {name!r}: {oriented.size} scores for {len(human)} annotated stories")
+        if not np.all(np.isfinite(oriented)):
+            bad = int(np.flatnonzero(~np.isfinite(oriented))[0])
+            raise ValueError(
+                f"metric {name!r}: score {bad} (0-based) is not a finite number: {oriented[bad]}"
+            )
+        lower = name in lower_is_better
+        oriented = -oriented if lower else oriented
+        metrics.append(MetricResult(oriented_name(name, lower), oriented, correlate(oriented, human)))
+    return metrics
+
+
+def _published_metrics(published_dir: str | Path, human: np.ndarray) -> list[MetricResult]:
+    """UNION's released metric outputs, oriented, with their correlations and the paper's figures."""
+    metrics = []
+    for metric, values in load_published_metrics(published_dir, len(human)):
+        oriented = -values if metric.lower_is_better else values
+        label = oriented_name(metric.name, metric.lower_is_better)
+        metrics.append(
+            MetricResult(
+                label,
+                oriented,
+                correlate(oriented, human),
+                published=True,
+                paper=metric.paper,
+                paper_error_types=dict(metric.paper_error_types),
+            )
+        )
+    return metrics
+
+
 def evaluate_scores(
     annotations: AnnotatedStories,
     scores: Mapping[str, Sequence[float] | np.ndarray],
@@ -204,37 +246,10 @@ def evaluate_scores(
     (``biased_levels``, ``biased_repeats`` seeded draws each) and, when ``annotations`` carry error
     codes, the error-type sets are built as ``robustness.py`` documents.
     """
-    unknown = set(lower_is_better) - set(scores)
-    if unknown:
-        raise ValueError(f"lower_is_better names metrics that were not given: {sorted(unknown)}")
     human = annotations.human_scores
-    metrics: list[MetricResult] = []
-    for name, values in scores.items():
-        oriented = np.asarray(values, dtype=np.float64)
-        if oriented.shape != human.shape:
-            raise ValueError(f"metric {name!r}: {oriented.size} scores for {len(human)} annotated stories")
-        if not np.all(np.isfinite(oriented)):
-            bad = int(np.flatnonzero(~np.isfinite(oriented))[0])
-            raise ValueError(
-                f"metric {name!r}: score {bad} (0-based) is not a finite number: {oriented[bad]}"
-            )
-        lower = name in lower_is_better
-        oriented = -oriented if lower else oriented
-        metrics.append(MetricResult(oriented_name(name, lower), oriented, correlate(oriented, human)))
+    metrics = _given_metrics(scores, human, lower_is_better)
     if published_dir is not None:
-        for metric, values in load_published_metrics(published_dir, len(human)):
-            oriented = -values if metric.lower_is_better else values
-            label = oriented_name(metric.name, metric.lower_is_better)
-            metrics.append(
-                MetricResult(
-                    label,
-                    oriented,
-                    correlate(oriented, human),
-                    published=True,
-                    paper=metric.paper,
-                    paper_error_types=dict(metric.paper_error_types),
-                )
-            )
+        metrics += _published_metrics(published_dir, human)
     if not metrics:
         raise ValueError("no metric scores to evaluate")
     names = [m.name for m in metrics]

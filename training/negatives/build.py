@@ -275,6 +275,45 @@ def build_union_dataset(
     ``technique_probs`` replaces the paper's technique weights (``corruptions.TECHNIQUE_PROBS``),
     e.g. to add ``partial_repetition``; None keeps the paper's.
     """
+    _check_build_options(stories, text_column, related_donors, min_sentences)
+    probs = None if technique_probs is None else check_technique_probs(technique_probs)
+    lexicon = (lexicon or Lexicon()).resolve()
+    code = _code_fingerprint()
+    prepared = _prepare(
+        stories,
+        normalization,
+        lexicon,
+        text_column,
+        min_sentences,
+        code,
+        batch_size=batch_size,
+        num_proc=num_proc,
+    )
+    # datasets returns a column-less dataset when mapping zero rows
+    skipped = Counter(reason for reason in prepared["skip"] if reason) if len(prepared) else Counter()
+    kept = (
+        prepared.filter(lambda reason: reason == "", input_columns="skip", desc="Dropping skipped stories")
+        if len(prepared)
+        else prepared
+    )
+    out = _corrupt_kept(
+        kept, lexicon, seed, related_donors, probs, code, batch_size=batch_size, num_proc=num_proc
+    )
+    uncorruptible = len(kept) - len(out) // 2
+    if uncorruptible:
+        skipped["uncorruptible"] = uncorruptible
+    summary = _summary(
+        stories, out, skipped, normalization, lexicon, seed, min_sentences, related_donors, probs
+    )
+    out.info.description = json.dumps(summary, sort_keys=True)
+    logger.info("UNION training set built: %s", json.dumps(summary, sort_keys=True))
+    return out
+
+
+def _check_build_options(
+    stories: datasets.Dataset, text_column: str, related_donors: int, min_sentences: int
+) -> None:
+    """Fail before any work on stories that are no dataset or lack ``text_column``, or on bad numbers."""
     if not isinstance(stories, datasets.Dataset):
         raise TypeError(f"stories must be a datasets.Dataset, got {type(stories).__name__}")
     if text_column not in stories.column_names:
@@ -288,10 +327,21 @@ def build_union_dataset(
         raise ValueError(
             f"min_sentences must be at least 2 (context + one sentence to corrupt), got {min_sentences}"
         )
-    probs = None if technique_probs is None else check_technique_probs(technique_probs)
-    lexicon = (lexicon or Lexicon()).resolve()
-    code = _code_fingerprint()
-    prepared = _replace_rows(
+
+
+def _prepare(
+    stories: datasets.Dataset,
+    normalization: StoryNormalization,
+    lexicon: Lexicon,
+    text_column: str,
+    min_sentences: int,
+    code: str,
+    *,
+    batch_size: int,
+    num_proc: int | None,
+) -> datasets.Dataset:
+    """The stories normalised and split into tagged sentences; ``skip`` says why a story is left out ("" if kept)."""
+    return _replace_rows(
         stories,
         prepare_batch,
         batch_size=batch_size,
@@ -316,44 +366,41 @@ def build_union_dataset(
             "min_sentences": min_sentences,
         },
     )
-    # datasets returns a column-less dataset when mapping zero rows
-    skipped = Counter(reason for reason in prepared["skip"] if reason) if len(prepared) else Counter()
-    kept = (
-        prepared.filter(lambda reason: reason == "", input_columns="skip", desc="Dropping skipped stories")
-        if len(prepared)
-        else prepared
-    )
+
+
+def _corrupt_kept(
+    kept: datasets.Dataset,
+    lexicon: Lexicon,
+    seed: int,
+    related_donors: int,
+    probs: dict[str, float] | None,
+    code: str,
+    *,
+    batch_size: int,
+    num_proc: int | None,
+) -> datasets.Dataset:
+    """Each prepared story of ``kept`` as its human row and its corrupted copy (no rows when none is kept)."""
     if len(kept) == 0:
-        out = datasets.Dataset.from_dict({name: [] for name in OUTPUT_FEATURES}, features=OUTPUT_FEATURES)
-    else:
-        keywords = count_keywords(kept, lexicon, batch_size)
-        related = find_related(kept, lexicon, related_donors) if related_donors else None
-        out = _replace_rows(
-            kept,
-            corrupt_batch,
-            batch_size=batch_size,
-            num_proc=num_proc,
-            features=OUTPUT_FEATURES,
-            fingerprint=Hasher.hash([kept._fingerprint, seed, code, related_donors, probs]),
-            desc="Corrupting stories",
-            fn_kwargs={
-                "seed": seed,
-                "lexicon": lexicon,
-                "keywords": keywords,
-                "donors": DatasetDonors(kept),
-                "related": related,
-                "technique_probs": probs,
-            },
-        )
-    uncorruptible = len(kept) - len(out) // 2
-    if uncorruptible:
-        skipped["uncorruptible"] = uncorruptible
-    summary = _summary(
-        stories, out, skipped, normalization, lexicon, seed, min_sentences, related_donors, probs
+        return datasets.Dataset.from_dict({name: [] for name in OUTPUT_FEATURES}, features=OUTPUT_FEATURES)
+    keywords = count_keywords(kept, lexicon, batch_size)
+    related = find_related(kept, lexicon, related_donors) if related_donors else None
+    return _replace_rows(
+        kept,
+        corrupt_batch,
+        batch_size=batch_size,
+        num_proc=num_proc,
+        features=OUTPUT_FEATURES,
+        fingerprint=Hasher.hash([kept._fingerprint, seed, code, related_donors, probs]),
+        desc="Corrupting stories",
+        fn_kwargs={
+            "seed": seed,
+            "lexicon": lexicon,
+            "keywords": keywords,
+            "donors": DatasetDonors(kept),
+            "related": related,
+            "technique_probs": probs,
+        },
     )
-    out.info.description = json.dumps(summary, sort_keys=True)
-    logger.info("UNION training set built: %s", json.dumps(summary, sort_keys=True))
-    return out
 
 
 def _summary(
