@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import math
-import os
-import statistics
-
 import evaluate
+import torch
 
 from story_quality import validation
-from story_quality.gruen import CITATION
-from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
-from story_quality.gruen.grammaticality import LM_SCORINGS
-from story_quality.gruen.model_loading import ModelCache
-from story_quality.gruen.preprocessing import text_to_sentences
-from story_quality.gruen.scoring import GruenScorer
+from story_quality.gruen import CITATION, GruenScorer
+from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT
+from story_quality.gruen.options import DEFAULT_BATCH_SIZE, GRUEN_OPTIONS
 from story_quality.sharing import SharedInstance
-from story_quality.signature import checkpoint_id, signature
 
 _DESCRIPTION = """\
 GRUEN scores the linguistic quality of a text without any reference: grammaticality (a
@@ -71,27 +64,7 @@ Examples:
     True
 """
 
-DEFAULT_BATCH_SIZE = 32
 PAPER_URL = "https://aclanthology.org/2020.findings-emnlp.9"
-
-
-OPTIONS = (
-    "lm_model",
-    "cola_model",
-    "sop_model",
-    "lm_revision",
-    "cola_revision",
-    "sop_revision",
-    "coherence",
-    "lm_scoring",
-    "batch_size",
-    "device",
-)
-
-
-def _checked(predictions) -> list[str]:
-    """Strings only (blank ones score 0); a lone surrogate is not text."""
-    return validation.check_texts(predictions, surrogates=False, allow_blank=True)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -100,13 +73,18 @@ class Gruen(SharedInstance, validation.CheckedInputs, evaluate.Metric):
         return validation.text_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL)
 
     def check_predictions(self, predictions) -> list[str]:
-        return _checked(predictions)
+        """Strings only (blank ones score 0); a lone surrogate is not text."""
+        return validation.check_texts(predictions, surrogates=False, allow_blank=True)
+
+    def _download_and_prepare(self, dl_manager) -> None:
+        """The default models, loaded when first needed; compute calls with other models share them."""
+        self.scorer = GruenScorer()
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Check every text before ``evaluate`` stores them (it would turn None and numbers into strings)."""
-        validation.check_options(kwargs, OPTIONS)
+        validation.check_options(kwargs, GRUEN_OPTIONS.names)
         if predictions is not None or (self.writer is None and self.num_process == 1):
-            predictions = _checked(predictions)
+            predictions = self.check_predictions(predictions)
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(
@@ -121,49 +99,9 @@ class Gruen(SharedInstance, validation.CheckedInputs, evaluate.Metric):
         coherence: bool = False,
         lm_scoring: str = "reference",
         batch_size: int = DEFAULT_BATCH_SIZE,
-        device: str | None = None,
+        device: str | int | torch.device | None = None,
     ) -> dict:
-        lm_scoring = validation.check_choice(lm_scoring, "lm_scoring", LM_SCORINGS)
-        coherence = validation.check_flag(coherence, "coherence")
-        batch_size = validation.check_count(batch_size, "batch_size")
-        target = validation.check_device(device)
-        # Text with no word (blank, invisible, punctuation or emoji only) scores 0, as the card says.
-        predictions = _checked(predictions)
-        texts = [text_to_sentences(text if validation.has_word(text) else "") for text in predictions]
-        if not hasattr(self, "_model_cache"):
-            self._model_cache = ModelCache()
-        if any(texts):  # a call whose texts all score 0 loads no model
-            lm_tokenizer = self._model_cache.get("lm", lm_model, lm_revision, target).tokenizer
-            validation.warn_unread_texts(
-                predictions, validation.unknown_shares(lm_tokenizer, predictions), stacklevel=5
-            )
-        scorer = GruenScorer(self._model_cache, target, batch_size)
-        aspects = scorer.score(
-            texts,
-            lm=(lm_model, lm_revision),
-            cola=(cola_model, default_revision(cola_model, cola_revision)),
-            sop=(sop_model, sop_revision) if coherence else None,
-            lm_scoring=lm_scoring,
+        scorer = self.scorer.with_models(
+            lm_model, cola_model, sop_model, lm_revision, cola_revision, sop_revision
         )
-        cola_revision = default_revision(cola_model, cola_revision)
-        models = [("lm", lm_model, lm_revision), ("cola", cola_model, cola_revision)]
-        models += [("sop", sop_model, sop_revision)] if coherence else []
-        made_by = signature(
-            "gruen",
-            *(
-                f"{role}:{checkpoint_id(name, os.path.expanduser(name), revision)}"
-                for role, name, revision in models
-            ),
-            f"lm_scoring:{lm_scoring}",
-            f"coherence:{'on' if coherence else 'off'}",
-            "fp32",
-        )
-        mean = statistics.fmean(aspects["gruen"]) if texts else math.nan
-        # scores / gruen_score: the key style both metrics share; gruen / mean_gruen: the earlier names.
-        return {
-            "scores": aspects["gruen"],
-            "gruen_score": mean,
-            **aspects,
-            "mean_gruen": mean,
-            "signature": made_by,
-        }
+        return scorer.score(predictions, coherence, lm_scoring, batch_size, device).as_dict()

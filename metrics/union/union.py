@@ -1,32 +1,24 @@
 """UNION: an unreferenced metric of story coherence (Guan & Huang, EMNLP 2020).
 
-A thin ``evaluate.Metric`` over the installed ``story_quality`` package, as evaluate's
-``bertscore.py`` is over ``bert_score``: the checkpoint is the config name, loaded once per
-instance; normalisation, loading and batched scoring live in ``story_quality.union``.
+A thin ``evaluate.Metric`` over :class:`story_quality.union.UnionScorer`, as evaluate's
+``bleurt.py`` is over ``BleurtScorer``: the checkpoint is the config name, loaded once per
+instance; the checks, normalisation, reading of long stories and batched scoring live in the
+scorer, the options in ``story_quality.union.options``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import os
-import warnings
 
 import evaluate
 import torch
 
 from story_quality import validation
-from story_quality.batching import progress
 from story_quality.sharing import SharedInstance
-from story_quality.signature import checkpoint_id, normalization_label, signature
-from story_quality.union import CITATION
-from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from story_quality.union.checkpoints import is_config_name, resolve_checkpoint
-from story_quality.union.human_scale import RESCALES, add_percentiles, reference_for_call
-from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
-from story_quality.union.scoring import MIN_WINDOW, class_probabilities, encode, model_window
-from story_quality.union.story_text import StoryNormalization
-from story_quality.union.windows import LONG_STORIES, encode_windows, recorded_long_stories, story_means
+from story_quality.union import CITATION, UnionScorer
+from story_quality.union.checkpoints import is_config_name
+from story_quality.union.options import DEFAULT_BATCH_SIZE, UNION_OPTIONS
 
 _DESCRIPTION = """\
 UNION scores how coherent a story is, without a reference story. It is a BERT classifier
@@ -87,7 +79,6 @@ Examples:
     []
 """
 
-OPTIONS = ("batch_size", "device", "max_length", "long_stories", "rescale")
 PAPER_URL = "https://aclanthology.org/2020.emnlp-main.736"
 CODE_URL = "https://github.com/thu-coai/UNION"
 
@@ -109,39 +100,11 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
 
     def _download_and_prepare(self, dl_manager) -> None:
         """Load the checkpoint once per metric instance; compute calls reuse it."""
-        source, revision = split_revision(resolve_checkpoint(self.config_name))
-        local = os.path.isdir(source)
-        self.tokenizer, self.model = load_checkpoint(source, None if local else revision, self.config_name)
-        self.logits_fn = (
-            BertClassifierFastPath(self.model) if supports_fast_path(self.model) else self._model_logits
-        )
-        self.label_index = human_label_index(self.model.config, source)
-        self.normalization = StoryNormalization.from_config(self.model.config)
-        self.long_stories = recorded_long_stories(self.model.config)
-        self.checkpoint = source if local else f"{source}@{revision or 'main'}"
-        self.checkpoint_label = checkpoint_id(self.config_name, source, revision, local)
-
-    def signature(
-        self, window: int | None = None, device: torch.device | None = None, long_stories: str | None = None
-    ) -> str:
-        """What made this instance's scores: checkpoint, normalisation, window and reading, precision, version."""
-        window = window or model_window(self.tokenizer, self.model.config)
-        precision = "bf16-autocast" if device is not None and device.type == "cuda" else "fp32"
-        return signature(
-            "union",
-            f"checkpoint:{self.checkpoint_label}",
-            f"norm:{normalization_label(self.normalization.to_dict())}",
-            f"window:{window}",
-            f"long:{long_stories or self.long_stories}",
-            precision,
-        )
-
-    def _model_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
+        self.scorer = UnionScorer(self.config_name)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
-        validation.check_options(kwargs, OPTIONS)
+        validation.check_options(kwargs, UNION_OPTIONS.names)
         with self.taking_turns():  # another thread's add must not land between the check and the work
             if predictions is None:  # score what add_batch gathered
                 if self.writer is None and self.num_process == 1:
@@ -158,63 +121,16 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
     def _compute(
         self,
         predictions: list[str],
-        batch_size: int = 32,
+        batch_size: int = DEFAULT_BATCH_SIZE,
         device: str | int | torch.device | None = None,
         max_length: int | None = None,
         long_stories: str | None = None,
         rescale: str | None = None,
     ) -> dict:
-        predictions = validation.check_texts(predictions)
-        batch_size = validation.check_count(batch_size, "batch_size")
-        max_length = validation.check_window(
-            max_length, model_window(self.tokenizer, self.model.config), MIN_WINDOW
+        result = self.scorer.score(
+            predictions, batch_size, device, max_length=max_length, long_stories=long_stories, rescale=rescale
         )
-        long_stories = (
-            self.long_stories
-            if long_stories is None
-            else validation.check_choice(long_stories, "long_stories", LONG_STORIES)
-        )
-        target = validation.check_device(device)
-        if next(self.model.parameters()).device != target:
-            self.model.to(target)
-        window = model_window(self.tokenizer, self.model.config, max_length)
-        signature = self.signature(window, target, long_stories)
-        if rescale is not None:  # the table is checked before any story is read
-            rescale = validation.check_choice(rescale, "rescale", tuple(RESCALES))
-            human = reference_for_call(rescale, signature, self.checkpoint)
-        with progress(total=len(predictions), desc="UNION text", unit="story") as bar:
-            if long_stories == "windows":
-                encoded = encode_windows(
-                    self.tokenizer, predictions, window, self.normalization, progress=bar.update
-                )
-            else:
-                encoded = encode(
-                    self.tokenizer, predictions, window, prepare=self.normalization, progress=bar.update
-                )
-        validation.warn_unread_texts(predictions, refuse_unscorable(encoded, self.tokenizer), stacklevel=3)
-        if encoded.truncated:
-            warnings.warn(
-                f"{len(encoded.truncated)} of {len(predictions)} stories are longer than the model's window of "
-                f"{window} word pieces and were truncated, keeping the head "
-                f"(first: predictions[{encoded.truncated[0]}]).",
-                stacklevel=3,
-            )
-        window_scores = class_probabilities(
-            self.logits_fn,
-            encoded,
-            label_index=self.label_index,
-            pad_id=self.tokenizer.pad_token_id,
-            batch_size=batch_size,
-            device=target,
-            progress=lambda batches: progress(batches, desc="UNION", unit="batch"),
-        )
-        scores = story_means(window_scores, encoded, len(predictions))
-        result = {
-            "scores": scores,
-            "union_score": sum(scores) / len(scores) if scores else math.nan,
-            "signature": signature,
-        }
-        return result if rescale is None else add_percentiles(result, rescale, human)
+        return result.as_dict()
 
 
 def _cache_key(name: str) -> str:

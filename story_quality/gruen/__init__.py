@@ -1,4 +1,8 @@
-"""GRUEN: the four aspects of linguistic quality (the library under metrics/gruen)."""
+"""GRUEN: the four aspects of linguistic quality (the library under metrics/gruen).
+
+:class:`GruenScorer` (``story_quality.gruen.scorer``) scores texts with GRUEN's three models;
+its options are :data:`story_quality.gruen.options.GRUEN_OPTIONS`.
+"""
 
 from story_quality import citation
 from story_quality.versions import check_min_versions
@@ -7,3 +11,13 @@ check_min_versions("transformers", "torch", "evaluate")
 
 
 CITATION = citation("zhu-bhat-2020-gruen")
+__all__ = ["CITATION", "GruenResult", "GruenScorer"]
+
+
+def __getattr__(name: str):
+    """The scorer is imported when first asked for: the package's other modules need no transformers."""
+    if name in ("GruenScorer", "GruenResult"):
+        from story_quality.gruen import scorer
+
+        return getattr(scorer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,7 +31,6 @@ from .tokenization import encode_single
 
 COLA_MAX_LENGTH = 128
 HEAD_CHUNK = 1024  # positions per LM-head call: bounds the (positions x vocabulary) logits in memory
-LM_SCORINGS = ("reference", "pll")
 
 
 def split_masked_lm(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Module] | None:

@@ -34,7 +34,9 @@ def per_text_means(values: Sequence[float], texts: Sequence[Sequence[str]]) -> l
     return means
 
 
-class GruenScorer:
+class AspectScorer:
+    """The aspects of already split texts, each model taken from a cache (loaded on first use)."""
+
     def __init__(self, cache: ModelCache, device: torch.device, batch_size: int) -> None:
         self.cache, self.device, self.batch_size = cache, device, batch_size
 

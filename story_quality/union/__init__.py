@@ -1,4 +1,8 @@
-"""UNION: story text normalisation, checkpoint loading and batched scoring (the library under metrics/union)."""
+"""UNION: story text normalisation, checkpoint loading and batched scoring (the library under metrics/union).
+
+:class:`UnionScorer` (``story_quality.union.scorer``) scores texts with one checkpoint; its
+options are :data:`story_quality.union.options.UNION_OPTIONS`.
+"""
 
 from story_quality import citation
 from story_quality.versions import check_min_versions
@@ -7,3 +11,13 @@ check_min_versions("transformers", "torch", "evaluate")
 
 
 CITATION = citation("guan-huang-2020-union")
+__all__ = ["CITATION", "UnionResult", "UnionScorer"]
+
+
+def __getattr__(name: str):
+    """The scorer is imported when first asked for: the package's other modules need no transformers."""
+    if name in ("UnionScorer", "UnionResult"):
+        from story_quality.union import scorer
+
+        return getattr(scorer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -218,11 +218,3 @@ def write_table(
     location.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
     return file_sha256(location)
 
-
-def add_percentiles(result: dict[str, Any], rescale: str, table: HumanReference) -> dict[str, Any]:
-    """``result`` with ``percentiles`` beside ``scores`` and the table in its signature."""
-    return {
-        **result,
-        "percentiles": table.percentiles(result["scores"], RESCALES[rescale]),
-        "signature": f"{result['signature']}|{table.signature_part(rescale)}",
-    }

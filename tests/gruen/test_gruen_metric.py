@@ -168,12 +168,12 @@ def test_sentences_longer_than_the_window_and_very_long_texts(metric, paths):
 
 def test_models_are_loaded_once_and_reloaded_when_a_name_changes(metric, paths, tmp_path):
     metric.compute(predictions=TEXTS[:1], **paths)
-    first = metric._model_cache.get("lm", paths["lm_model"], None, torch.device("cpu"))
+    first = metric.scorer.models.get("lm", paths["lm_model"], None, torch.device("cpu"))
     metric.compute(predictions=TEXTS[1:2], **paths)
-    assert metric._model_cache.get("lm", paths["lm_model"], None, torch.device("cpu")) is first
+    assert metric.scorer.models.get("lm", paths["lm_model"], None, torch.device("cpu")) is first
     other = save_all(tmp_path)
     metric.compute(predictions=TEXTS[:1], **{**paths, "lm_model": other["lm_model"]})
-    assert metric._model_cache._entries["lm"][1] is not first
+    assert metric.scorer.models._entries["lm"][1] is not first
 
 
 def test_loading_local_directories_writes_nothing_into_them(paths):

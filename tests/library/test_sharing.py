@@ -62,7 +62,7 @@ def test_threads_sharing_one_union_instance_each_get_their_own_scores_one_call_a
     union = evaluate.load(metric_path("union"), str(checkpoint))
     expected = union.compute(predictions=TEXTS)["scores"]
     inside, most_inside = [0], [0]
-    forward = union.logits_fn
+    forward = union.scorer.logits_fn
 
     def counted_forward(*args, **kwargs):  # how many threads are in the model at once
         inside[0] += 1
@@ -72,7 +72,7 @@ def test_threads_sharing_one_union_instance_each_get_their_own_scores_one_call_a
         finally:
             inside[0] -= 1
 
-    union.logits_fn = counted_forward
+    union.scorer.logits_fn = counted_forward
     results: dict[int, list[list[float]]] = {}
 
     def work(k: int) -> None:

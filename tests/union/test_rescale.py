@@ -112,7 +112,7 @@ def test_a_tampered_table_is_refused_before_any_work(metric, table, tmp_path, mo
     def no_work(*args):
         raise AssertionError("a story was scored before the table was checked")
 
-    monkeypatch.setattr(metric, "logits_fn", no_work)
+    monkeypatch.setattr(metric.scorer, "logits_fn", no_work)
     with pytest.raises(human_scale.HumanReferenceError, match=r"tiny-union\.json is damaged or was changed"):
         metric.compute(predictions=STORIES, rescale="human-roc")
 

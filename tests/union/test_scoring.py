@@ -112,7 +112,7 @@ def test_the_metric_tokenises_a_chunk_at_a_time_with_one_warning_and_the_same_sc
 
     events: list = []
     monkeypatch.setattr(scoring, "ENCODE_CHUNK", 2)
-    monkeypatch.setattr(metric, "tokenizer", RecordingTokenizer(metric.tokenizer, events))
+    monkeypatch.setattr(metric.scorer, "tokenizer", RecordingTokenizer(metric.scorer.tokenizer, events))
     with pytest.warns(UserWarning, match=r"4 of 7 stories .* \(first: predictions\[1\]\)") as record:
         chunked = metric.compute(predictions=STORIES, batch_size=2)["scores"]
     assert len([w for w in record if "window" in str(w.message)]) == 1

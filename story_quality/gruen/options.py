@@ -1,0 +1,61 @@
+"""The gruen metric's options: the one place their names, types, ranges, defaults and help are written.
+
+``compute``, :class:`story_quality.gruen.scorer.GruenScorer`, ``story-quality score`` and the
+metric card's option table all read :data:`GRUEN_OPTIONS` (see ``story_quality.options``).
+"""
+
+from __future__ import annotations
+
+from story_quality.gruen.checkpoints import COLA_CHECKPOINT, COLA_REVISION, LM_CHECKPOINT, SOP_CHECKPOINT
+from story_quality.options import Option, OptionSpec
+
+DEFAULT_BATCH_SIZE = 32
+# How the masked LM's fluency term is computed: the release's unmasked pass, or the paper's
+# pseudo-log-likelihood (story_quality.gruen.grammaticality).
+LM_SCORINGS = ("reference", "pll")
+MODEL_OPTIONS = ("lm_model", "cola_model", "sop_model", "lm_revision", "cola_revision", "sop_revision")
+
+GRUEN_OPTIONS = OptionSpec(
+    "gruen",
+    (
+        Option("lm_model", "model", LM_CHECKPOINT, "the masked LM"),
+        Option("cola_model", "model", COLA_CHECKPOINT, "the CoLA classifier (class 1 = acceptable)"),
+        Option("sop_model", "model", SOP_CHECKPOINT, "the ALBERT-style sentence-order model, with coherence"),
+        Option("lm_revision", "revision", None, "the masked LM's pinned Hub revision"),
+        Option(
+            "cola_revision",
+            "revision",
+            None,
+            "the CoLA classifier's pinned Hub revision",
+            default_text=f"{COLA_REVISION[:12]}... for the default CoLA model, else None",
+        ),
+        Option("sop_revision", "revision", None, "the sentence-order model's pinned Hub revision"),
+        Option(
+            "coherence",
+            "flag",
+            False,
+            "add the structure and coherence term (minus the sentence-order loss); True or False only",
+        ),
+        Option(
+            "lm_scoring",
+            "choice",
+            "reference",
+            "reference: the release's unmasked LM term (matches published GRUEN); pll: the paper's "
+            "pseudo-log-likelihood, every word piece masked in turn",
+            choices=LM_SCORINGS,
+        ),
+        Option(
+            "batch_size",
+            "count",
+            DEFAULT_BATCH_SIZE,
+            "sequences per forward pass (masked copies with pll); scores do not depend on it",
+        ),
+        Option(
+            "device",
+            "device",
+            None,
+            "where to run: cpu, cuda, cuda:1 ...",
+            default_text="the first GPU, else the CPU",
+        ),
+    ),
+)

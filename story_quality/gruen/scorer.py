@@ -1,0 +1,155 @@
+"""GRUEN scoring as one object: three models named once, ``score(texts)`` for every call.
+
+    >>> scorer = GruenScorer(lm_model="google-bert/bert-base-cased")   # doctest: +SKIP
+    >>> result = scorer.score(["The dog ran home. It was happy."], coherence=True)  # doctest: +SKIP
+    >>> result.scores, result.grammaticality, result.signature           # doctest: +SKIP
+
+The metric script (``metrics/gruen/gruen.py``) and ``story-quality score`` both score through
+it: the checks of the texts and options (:data:`GRUEN_OPTIONS`), the sentence split, the device,
+the warnings, the models (loaded on first use, kept in a :class:`ModelCache`) and the signature
+live here, once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import statistics
+from collections.abc import Sequence
+
+import torch
+
+from story_quality import validation
+from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
+from story_quality.gruen.model_loading import ModelCache
+from story_quality.gruen.options import DEFAULT_BATCH_SIZE, GRUEN_OPTIONS
+from story_quality.gruen.preprocessing import text_to_sentences
+from story_quality.gruen.scoring import AspectScorer, ModelSpec
+from story_quality.signature import checkpoint_id, signature
+
+# Frames between ``warnings.warn`` in ``validation.warn_unread_texts`` and the caller of ``score``.
+_CALLER = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class GruenResult:
+    """One call's scores, per text in input order, their aspects and what made them."""
+
+    scores: list[float]
+    grammaticality: list[float]
+    redundancy: list[float]
+    focus: list[float]
+    coherence: list[float | None]  # None for every text when coherence is off
+    signature: str
+
+    @property
+    def mean(self) -> float:
+        """The mean score (NaN when there are no texts)."""
+        return statistics.fmean(self.scores) if self.scores else math.nan
+
+    def as_dict(self) -> dict:
+        """The metric's result: ``scores`` and ``gruen_score`` (the key style union shares), the
+        aspects, and ``gruen`` / ``mean_gruen``, the names earlier versions returned."""
+        return {
+            "scores": self.scores,
+            "gruen_score": self.mean,
+            "gruen": self.scores,
+            "grammaticality": self.grammaticality,
+            "redundancy": self.redundancy,
+            "focus": self.focus,
+            "coherence": self.coherence,
+            "mean_gruen": self.mean,
+            "signature": self.signature,
+        }
+
+
+class GruenScorer:
+    """GRUEN's masked LM, CoLA classifier and sentence-order model (Hub ids or folders, each with
+    an optional pinned revision); each is loaded when a call first needs it and kept in ``models``."""
+
+    def __init__(
+        self,
+        lm_model: str = LM_CHECKPOINT,
+        cola_model: str = COLA_CHECKPOINT,
+        sop_model: str = SOP_CHECKPOINT,
+        lm_revision: str | None = None,
+        cola_revision: str | None = None,
+        sop_revision: str | None = None,
+        models: ModelCache | None = None,
+    ) -> None:
+        given = {"lm_model": lm_model, "cola_model": cola_model, "sop_model": sop_model}
+        given |= {"lm_revision": lm_revision, "cola_revision": cola_revision, "sop_revision": sop_revision}
+        checked = {name: GRUEN_OPTIONS[name].check(value) for name, value in given.items()}
+        self.lm: ModelSpec = (checked["lm_model"], checked["lm_revision"])
+        self.cola: ModelSpec = (
+            checked["cola_model"],
+            default_revision(checked["cola_model"], checked["cola_revision"]),
+        )
+        self.sop: ModelSpec = (checked["sop_model"], checked["sop_revision"])
+        self.models = ModelCache() if models is None else models
+
+    def with_models(
+        self,
+        lm_model: str = LM_CHECKPOINT,
+        cola_model: str = COLA_CHECKPOINT,
+        sop_model: str = SOP_CHECKPOINT,
+        lm_revision: str | None = None,
+        cola_revision: str | None = None,
+        sop_revision: str | None = None,
+    ) -> GruenScorer:
+        """A scorer of these models that shares this one's loaded models (itself when they are the same)."""
+        other = GruenScorer(lm_model, cola_model, sop_model, lm_revision, cola_revision, sop_revision, self.models)
+        return self if (other.lm, other.cola, other.sop) == (self.lm, self.cola, self.sop) else other
+
+    def signature(self, coherence: bool, lm_scoring: str) -> str:
+        """What made the scores: each model with its revision or weights' sha256, and the settings."""
+        models = [("lm", self.lm), ("cola", self.cola)] + ([("sop", self.sop)] if coherence else [])
+        return signature(
+            "gruen",
+            *(
+                f"{role}:{checkpoint_id(name, os.path.expanduser(name), revision)}"
+                for role, (name, revision) in models
+            ),
+            f"lm_scoring:{lm_scoring}",
+            f"coherence:{'on' if coherence else 'off'}",
+            "fp32",
+        )
+
+    def score(
+        self,
+        texts: Sequence[str],
+        coherence: bool = False,
+        lm_scoring: str = "reference",
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        device: str | int | torch.device | None = None,
+    ) -> GruenResult:
+        """Each text's GRUEN score and aspects; every option and text is checked before any work.
+
+        Text with no word (blank, invisible, punctuation or emoji only) scores 0, and a call whose
+        texts all score 0 loads no model.
+        """
+        given = {"coherence": coherence, "lm_scoring": lm_scoring, "batch_size": batch_size}
+        checked = GRUEN_OPTIONS.check({**given, "device": device})
+        # Strings only (blank ones score 0); a lone surrogate is not text.
+        texts = validation.check_texts(texts, surrogates=False, allow_blank=True)
+        split = [text_to_sentences(text if validation.has_word(text) else "") for text in texts]
+        if any(split):
+            lm_tokenizer = self.models.get("lm", *self.lm, checked["device"]).tokenizer
+            shares = validation.unknown_shares(lm_tokenizer, texts)
+            validation.warn_unread_texts(texts, shares, stacklevel=_CALLER)
+        aspects = AspectScorer(self.models, checked["device"], checked["batch_size"]).score(
+            split,
+            lm=self.lm,
+            cola=self.cola,
+            sop=self.sop if checked["coherence"] else None,
+            lm_scoring=checked["lm_scoring"],
+        )
+        return GruenResult(
+            scores=aspects["gruen"],
+            grammaticality=aspects["grammaticality"],
+            redundancy=aspects["redundancy"],
+            focus=aspects["focus"],
+            coherence=aspects["coherence"],
+            signature=self.signature(checked["coherence"], checked["lm_scoring"]),
+        )

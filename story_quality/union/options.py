@@ -1,0 +1,74 @@
+"""The union metric's options: the one place their names, types, ranges, defaults and help are written.
+
+``compute``, :class:`story_quality.union.scorer.UnionScorer`, ``story-quality score`` and the
+metric card's option table all read :data:`UNION_OPTIONS` (see ``story_quality.options``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from story_quality.options import Option, OptionSpec
+from story_quality.union.human_scale import RESCALES
+from story_quality.union.scoring import MIN_WINDOW
+from story_quality.union.windows import CONFIG_KEY, LONG_STORIES
+
+DEFAULT_BATCH_SIZE = 32
+
+
+def shipped_long_stories() -> str:
+    """How the shipped default checkpoint reads a long story, as its config records it."""
+    from story_quality.union.checkpoints import embedded_checkpoint_dir
+
+    try:
+        config = json.loads((embedded_checkpoint_dir() / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "(not found: the shipped checkpoint is missing)"
+    return config.get(CONFIG_KEY) or "head"
+
+
+UNION_OPTIONS = OptionSpec(
+    "union",
+    (
+        Option(
+            "batch_size",
+            "count",
+            DEFAULT_BATCH_SIZE,
+            "stories per forward pass; scores do not depend on it",
+        ),
+        Option(
+            "device",
+            "device",
+            None,
+            "where to run: cpu, cuda, cuda:1 ...",
+            default_text="the first GPU, else the CPU",
+        ),
+        Option(
+            "max_length",
+            "count",
+            None,
+            f"the window in word pieces, from {MIN_WINDOW} to the checkpoint's own",
+            minimum=MIN_WINDOW,
+            default_text="the checkpoint's (200 for roc/wp, 256 for default)",
+        ),
+        Option(
+            "long_stories",
+            "choice",
+            None,
+            "how a story longer than the window is read: head keeps its first word pieces (the paper), "
+            "windows scores consecutive windows of whole sentences and averages them, weighted by their "
+            "lengths; a story that fits the window scores the same either way",
+            choices=LONG_STORIES,
+            default_text="what the checkpoint records, else head; the shipped default records "
+            f"{shipped_long_stories()}",
+        ),
+        Option(
+            "rescale",
+            "choice",
+            None,
+            "also return each story's percentile among the held-back human ROC or WP stories, scored by "
+            "the same checkpoint (a table ships with the default checkpoint; others are refused)",
+            choices=tuple(RESCALES),
+        ),
+    ),
+)

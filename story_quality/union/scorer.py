@@ -1,0 +1,177 @@
+"""UNION scoring as one object: a checkpoint loaded once, ``score(texts)`` for every call.
+
+    >>> scorer = UnionScorer("default")                         # doctest: +SKIP
+    >>> result = scorer.score(["Ken went to the store. He bought milk."], batch_size=32)  # doctest: +SKIP
+    >>> result.scores, result.mean, result.signature            # doctest: +SKIP
+
+The metric script (``metrics/union/union.py``), ``story-quality score`` and the development
+suite all score through it: the checks of the texts and options (:data:`UNION_OPTIONS`), the
+device, the window, how long stories are read, the human scale, the warnings, the batching and
+the signature live here, once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from story_quality import validation
+from story_quality.batching import progress
+from story_quality.signature import checkpoint_id, normalization_label, signature
+from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
+from story_quality.union.checkpoints import EMBEDDED_NAME, resolve_checkpoint
+from story_quality.union.human_scale import RESCALES, HumanReference, reference_for_call
+from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
+from story_quality.union.options import DEFAULT_BATCH_SIZE, UNION_OPTIONS
+from story_quality.union.scoring import Encoded, class_probabilities, encode, model_window
+from story_quality.union.story_text import StoryNormalization
+from story_quality.union.windows import encode_windows, recorded_long_stories, story_means
+
+# Frames between the caller of ``score`` and the ``warnings.warn`` calls below.
+_CALLER = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class UnionResult:
+    """One call's scores: P(human-written) per text, in input order, and what made them."""
+
+    scores: list[float]
+    signature: str
+    percentiles: list[float] | None = None  # with rescale only: each text's place among human stories
+
+    @property
+    def mean(self) -> float:
+        """The mean score (NaN when there are no texts)."""
+        return sum(self.scores) / len(self.scores) if self.scores else math.nan
+
+    def as_dict(self) -> dict:
+        """The metric's result: ``scores``, ``union_score``, ``signature`` (and ``percentiles``)."""
+        result = {"scores": self.scores, "union_score": self.mean, "signature": self.signature}
+        return result if self.percentiles is None else {**result, "percentiles": self.percentiles}
+
+
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    """How one call reads its texts: checked options resolved against the checkpoint."""
+
+    batch_size: int
+    device: torch.device
+    window: int
+    long_stories: str
+    rescale: str | None
+
+
+class UnionScorer:
+    """A UNION checkpoint, loaded once: a config name (``default``, ``roc``, ``wp``), a Hub id
+    (``org/model@revision`` pins one) or a folder."""
+
+    def __init__(self, checkpoint: str = EMBEDDED_NAME) -> None:
+        source, revision = split_revision(resolve_checkpoint(checkpoint))
+        local = os.path.isdir(source)
+        self.tokenizer, self.model = load_checkpoint(source, None if local else revision, checkpoint)
+        self.logits_fn = (
+            BertClassifierFastPath(self.model) if supports_fast_path(self.model) else self._model_logits
+        )
+        self.label_index = human_label_index(self.model.config, source)
+        self.normalization = StoryNormalization.from_config(self.model.config)
+        self.long_stories = recorded_long_stories(self.model.config)
+        self.checkpoint = source if local else f"{source}@{revision or 'main'}"
+        self.checkpoint_label = checkpoint_id(checkpoint, source, revision, local)
+
+    def _model_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
+
+    def reading(self, options: Mapping[str, Any]) -> Reading:
+        """``options`` (``score``'s keyword arguments) checked by :data:`UNION_OPTIONS` and resolved
+        against this checkpoint: its window, and how it reads long stories when not told."""
+        checked = UNION_OPTIONS.check(options)
+        limit = model_window(self.tokenizer, self.model.config)
+        window = validation.check_window(checked["max_length"], limit, UNION_OPTIONS["max_length"].minimum)
+        return Reading(
+            batch_size=checked["batch_size"],
+            device=checked["device"],
+            window=model_window(self.tokenizer, self.model.config, window),
+            long_stories=checked["long_stories"] or self.long_stories,
+            rescale=checked["rescale"],
+        )
+
+    def signature(self, reading: Reading) -> str:
+        """What made the scores: checkpoint, normalisation, window and reading, precision, version."""
+        return signature(
+            "union",
+            f"checkpoint:{self.checkpoint_label}",
+            f"norm:{normalization_label(self.normalization.to_dict())}",
+            f"window:{reading.window}",
+            f"long:{reading.long_stories}",
+            "bf16-autocast" if reading.device.type == "cuda" else "fp32",
+        )
+
+    def score(
+        self,
+        texts: Sequence[str],
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        device: str | int | torch.device | None = None,
+        max_length: int | None = None,
+        long_stories: str | None = None,
+        rescale: str | None = None,
+    ) -> UnionResult:
+        """P(human-written) of each text; every text and option is checked before any work."""
+        texts = validation.check_texts(texts)
+        options = {"batch_size": batch_size, "device": device, "max_length": max_length}
+        reading = self.reading({**options, "long_stories": long_stories, "rescale": rescale})
+        made_by = self.signature(reading)
+        human = None
+        if reading.rescale is not None:  # the table is checked before any story is read
+            human = reference_for_call(reading.rescale, made_by, self.checkpoint)
+        if next(self.model.parameters()).device != reading.device:
+            self.model.to(reading.device)
+        scores = self._scores(texts, reading)
+        return _with_percentiles(UnionResult(scores, made_by), reading.rescale, human)
+
+    def _encode(self, texts: list[str], reading: Reading) -> Encoded:
+        with progress(total=len(texts), desc="UNION text", unit="story") as bar:
+            if reading.long_stories == "windows":
+                return encode_windows(
+                    self.tokenizer, texts, reading.window, self.normalization, progress=bar.update
+                )
+            return encode(
+                self.tokenizer, texts, reading.window, prepare=self.normalization, progress=bar.update
+            )
+
+    def _scores(self, texts: list[str], reading: Reading) -> list[float]:
+        encoded = self._encode(texts, reading)
+        validation.warn_unread_texts(texts, refuse_unscorable(encoded, self.tokenizer), stacklevel=_CALLER)
+        if encoded.truncated:
+            warnings.warn(
+                f"{len(encoded.truncated)} of {len(texts)} stories are longer than the model's window of "
+                f"{reading.window} word pieces and were truncated, keeping the head "
+                f"(first: predictions[{encoded.truncated[0]}]).",
+                stacklevel=_CALLER,
+            )
+        window_scores = class_probabilities(
+            self.logits_fn,
+            encoded,
+            label_index=self.label_index,
+            pad_id=self.tokenizer.pad_token_id,
+            batch_size=reading.batch_size,
+            device=reading.device,
+            progress=lambda batches: progress(batches, desc="UNION", unit="batch"),
+        )
+        return story_means(window_scores, encoded, len(texts))
+
+
+def _with_percentiles(result: UnionResult, rescale: str | None, human: HumanReference | None) -> UnionResult:
+    """``result`` with each score's percentile among the human stories, and the table in its signature."""
+    if rescale is None or human is None:
+        return result
+    return dataclasses.replace(
+        result,
+        percentiles=human.percentiles(result.scores, RESCALES[rescale]),
+        signature=f"{result.signature}|{human.signature_part(rescale)}",
+    )
