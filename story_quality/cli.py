@@ -29,11 +29,15 @@ from typing import Any
 
 from story_quality import METRICS, input_files, output_files
 from story_quality.compare import add_compare_parser, run_compare
-from story_quality.union.human_scale import RESCALES
+from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
+from story_quality.options import OptionSpec, add_flags, given_flags
+from story_quality.union.options import UNION_OPTIONS
 from story_quality.validation import is_blank
 
 INPUT_SUFFIXES = (".txt", ".jsonl", ".csv")
 CHUNK = 512
+# What the flags' help says of a default where the command's differs from compute()'s.
+CLI_DEFAULTS = {"device": "the process's accelerator, else cpu"}
 # The metric's per-text result lists, as the output rows name them.
 ROW_KEYS = {
     "union": {"scores": "union", "percentiles": "percentile"},
@@ -84,25 +88,8 @@ def read_rows(path: pathlib.Path, text_column: str) -> list[Row]:
     return rows
 
 
-def shipped_long_stories() -> str:
-    """How the shipped default checkpoint reads a long story, as its config records it."""
-    from story_quality.union.checkpoints import embedded_checkpoint_dir
-    from story_quality.union.windows import CONFIG_KEY
-
-    try:
-        config = json.loads((embedded_checkpoint_dir() / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return "(not found: the shipped checkpoint is missing)"
-    return config.get(CONFIG_KEY) or "head"
-
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="story-quality",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+def add_score_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The ``score`` command: files and rows, then one flag per metric option (from the option specs)."""
     score = commands.add_parser(
         "score",
         help="score every text of a file; one output row per input row",
@@ -126,36 +113,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--text-column", default="text", help="field of .jsonl/.csv rows holding the text (text)"
     )
     score.add_argument(
-        "--checkpoint",
-        default="default",
-        help="union: the config name (default, roc, wp), a Hub id (@revision pins it) or a folder",
-    )
-    score.add_argument("--max-length", type=int, help="union: the window in word pieces (the checkpoint's)")
-    score.add_argument(
-        "--long-stories",
-        choices=["head", "windows"],
-        help="union: read a story longer than the window by its head, or as consecutive windows whose "
-        "scores are averaged (default: what the checkpoint records, else head; the shipped default records "
-        f"{shipped_long_stories()})",
-    )
-    score.add_argument(
-        "--rescale",
-        choices=sorted(RESCALES),
-        help="union: also write each story's percentile among the held-back human ROC or WP stories, "
-        "scored by the same checkpoint (a table ships with the default checkpoint)",
-    )
-    score.add_argument("--lm-model", help="gruen: masked LM (Hub id or folder)")
-    score.add_argument("--cola-model", help="gruen: CoLA classifier (Hub id or folder)")
-    score.add_argument("--sop-model", help="gruen: ALBERT sentence-order model, with --coherence")
-    score.add_argument("--coherence", action="store_true", help="gruen: add the structure score")
-    score.add_argument(
-        "--lm-scoring", choices=["reference", "pll"], help="gruen: LM scoring mode (reference)"
-    )
-    score.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (32)")
-    score.add_argument(
-        "--device", help="cpu, cuda, cuda:1 ... (default: the process's accelerator, else cpu)"
-    )
-    score.add_argument(
         "--bad-rows",
         choices=["refuse", "skip"],
         default="refuse",
@@ -166,51 +123,69 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--chunk-size",
         type=int,
         default=CHUNK,
-        help=f"rows per compute call ({CHUNK}): each process scores one chunk at a time and process 0 "
+        help=f"rows per scoring call ({CHUNK}): each process scores one chunk at a time and process 0 "
         "appends them in order, so N processes need N chunks to all have work",
     )
+    metric_options = score.add_argument_group(
+        "metric options", "what each metric's compute() takes, flag for keyword argument"
+    )
+    metric_options.add_argument(
+        "--checkpoint",
+        default="default",
+        help="union: the config name (default, roc, wp), a Hub id (@revision pins it) or a folder "
+        "(default: default, the shipped default)",
+    )
+    add_flags(metric_options, list(option_specs().values()), default_texts=CLI_DEFAULTS)
+    return score
+
+
+def option_specs() -> dict[str, OptionSpec]:
+    """Each metric's option spec, by metric name."""
+    return {"union": UNION_OPTIONS, "gruen": GRUEN_OPTIONS}
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="story-quality",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    score = add_score_parser(commands)
     add_compare_parser(commands)
     args = parser.parse_args(argv)
-    if args.command == "compare":
-        return args
-    for name in ("batch_size", "chunk_size"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.metric == "gruen" and any(
-        getattr(args, flag) is not None for flag in ("max_length", "long_stories", "rescale")
-    ):
-        parser.error("--max-length, --long-stories and --rescale are union options")
-    if args.metric == "union" and any(
-        [args.lm_model, args.cola_model, args.sop_model, args.coherence, args.lm_scoring]
-    ):
-        parser.error("--lm-model/--cola-model/--sop-model/--coherence/--lm-scoring are gruen options")
+    if args.command == "score":
+        refuse_other_metrics_options(score, args)
     return args
 
 
-def metric_options(args: argparse.Namespace, device: str) -> dict[str, Any]:
-    options: dict[str, Any] = {"batch_size": args.batch_size, "device": device}
-    if args.metric == "union":
-        for flag in ("max_length", "long_stories", "rescale"):
-            if getattr(args, flag) is not None:
-                options[flag] = getattr(args, flag)
-        return options
-    for flag in ("lm_model", "cola_model", "sop_model", "lm_scoring"):
-        if getattr(args, flag) is not None:
-            options[flag] = getattr(args, flag)
-    options["coherence"] = args.coherence
-    return options
+def refuse_other_metrics_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Stop with a usage error when a flag of the other metric is given, or --chunk-size is below 1."""
+    if args.chunk_size < 1:
+        parser.error(f"--chunk-size must be at least 1, got {args.chunk_size}")
+    mine = set(option_specs()[args.metric].names)
+    for metric, spec in option_specs().items():
+        theirs = [option for option in spec.options if option.name not in mine]
+        if metric != args.metric and any(getattr(args, option.name) is not None for option in theirs):
+            parser.error(f"{'/'.join(option.flag for option in theirs)} are {metric} options")
 
 
-def load_metric(args: argparse.Namespace, process_index: int):
+def load_scorer(args: argparse.Namespace, device: str) -> Callable[[list[str]], dict[str, Any]]:
+    """The metric's scorer, built once, as a function from texts to the metric's result."""
     import evaluate
 
-    from story_quality import metric_path
-
-    evaluate.logging.disable_progress_bar()
-    experiment = f"story-quality-score-{os.getpid()}-{process_index}"
+    evaluate.logging.disable_progress_bar()  # the scorer's own bars: the command shows one
+    options = given_flags(args, option_specs()[args.metric]) | {"device": device}
     if args.metric == "union":
-        return evaluate.load(metric_path("union"), args.checkpoint, experiment_id=experiment)
-    return evaluate.load(metric_path("gruen"), experiment_id=experiment)
+        from story_quality.union import UnionScorer
+
+        union = UnionScorer(args.checkpoint)
+        return lambda texts: union.score(texts, **options).as_dict()
+    from story_quality.gruen import GruenScorer
+
+    models = {name: options.pop(name) for name in MODEL_OPTIONS if name in options}
+    gruen = GruenScorer(**models)
+    return lambda texts: gruen.score(texts, **options).as_dict()
 
 
 def per_row(metric: str, result: dict[str, Any], count: int) -> list[dict[str, Any]]:
@@ -351,11 +326,10 @@ def score(args: argparse.Namespace) -> dict[str, Any]:
             return len(done)
 
         start = on_main_process(state, prepare)  # before any model is loaded
-        metric = load_metric(args, state.process_index)
-        options = metric_options(args, device)
-        signature = metric.compute(predictions=[], **options)["signature"]
+        score_texts = load_scorer(args, device)
+        signature = score_texts([])["signature"]
         on_main_process(state, lambda: check_signature(args.output, done, signature))
-        counts = score_rows(args, state, rows, start, (metric, options, signature))
+        counts = score_rows(args, state, rows, start, (score_texts, signature))
     return {
         "rows": len(rows),
         "skipped": len(bad),
@@ -366,19 +340,23 @@ def score(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def score_rows(
-    args: argparse.Namespace, state: Any, rows: list[Row], start: int, scorer: tuple[Any, dict, str]
+    args: argparse.Namespace,
+    state: Any,
+    rows: list[Row],
+    start: int,
+    scorer: tuple[Callable[[list[str]], dict[str, Any]], str],
 ) -> list[int]:
     """Score ``rows[start:]`` and append them in order; how many rows each process scored.
 
     The rows are cut into chunks of ``--chunk-size`` whatever the number of processes, and each
-    chunk is scored by one ``compute`` call: with N processes, process p scores chunk p of every N
+    chunk is scored by one call of the scorer: with N processes, process p scores chunk p of every N
     in a round, then process 0 appends the round. Every text meets the same batch-mates as on one
     process, so N processes write the one-process file byte for byte.
     """
     from accelerate.utils import gather_object
     from tqdm.auto import tqdm
 
-    metric, options, signature = scorer
+    score_texts, signature = scorer
     if state.is_main_process and start:
         print(f"{args.output}: {start} of {len(rows)} rows already scored; scoring the rest", file=sys.stderr)
     bar = tqdm(total=len(rows), initial=start, desc=f"{args.metric} score", unit="text",
@@ -391,7 +369,7 @@ def score_rows(
         good = [row for row in mine if row.problem is None]
         scored = []
         if good:
-            result = metric.compute(predictions=[row.text for row in good], **options)
+            result = score_texts([row.text for row in good])
             scored = list(
                 zip([row.index for row in good], per_row(args.metric, result, len(good)), strict=True)
             )

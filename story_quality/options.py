@@ -95,6 +95,12 @@ class Option:
             return self.default_text
         return "None" if self.default is None else repr(self.default)
 
+    def table_default(self) -> str:
+        """The default as the card's table writes it: a value in code style, a description as it is."""
+        if self.default_text is not None:
+            return self.default_text
+        return f'`"{self.default}"`' if isinstance(self.default, str) else f"`{self.default}`"
+
     def parse_flag(self, text: str) -> Any:
         """A command-line value, converted and checked (argparse prints the error with the flag)."""
         try:
@@ -131,7 +137,7 @@ class OptionSpec:
     def markdown_table(self) -> str:
         """The card's option table, between its markers."""
         rows = [
-            f"| `{option.name}` | {option.type_text()} | {option.shown_default()} | {option.help} |"
+            f"| `{option.name}` | {option.type_text()} | {option.table_default()} | {option.help} |"
             for option in self.options
         ]
         return "\n".join(

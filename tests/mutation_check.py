@@ -228,7 +228,7 @@ MUTATIONS = [
     Mutation(
         "union-recorded-normalisation-ignored",
         "the union metric reads raw text whatever normalisation the checkpoint records",
-        "metrics/union/union.py",
+        "story_quality/union/scorer.py",
         "self.normalization = StoryNormalization.from_config(self.model.config)",
         "self.normalization = StoryNormalization()",
         ("tests/union/test_union_metric.py::test_normalisation_is_applied",),

@@ -10,15 +10,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = ("story_quality", "metrics", "training", "benchmarks", "tests")
 MAX_LINES = 80
-# Files whose long functions are being split in work under way elsewhere; each names why.
-BEING_SPLIT = {
-    "story_quality/cli.py": "parse_args is split by the score command's rework (the option spec), under way",
-}
 
 
 def long_functions(path: Path, root: Path = REPO) -> list[str]:
@@ -49,18 +43,5 @@ def test_the_walk_finds_the_packages_and_measures_from_the_def_line(tmp_path):
 
 
 def test_no_function_is_longer_than_80_lines():
-    too_long = [
-        found
-        for path in python_files()
-        if path.relative_to(REPO).as_posix() not in BEING_SPLIT
-        for found in long_functions(path)
-    ]
+    too_long = [found for path in python_files() for found in long_functions(path)]
     assert not too_long, "split these functions (at most 80 lines each):\n" + "\n".join(too_long)
-
-
-@pytest.mark.parametrize(
-    "path",
-    [pytest.param(path, marks=pytest.mark.xfail(reason=reason)) for path, reason in BEING_SPLIT.items()],
-)
-def test_files_being_split_elsewhere(path):
-    assert long_functions(REPO / path) == []

@@ -49,7 +49,7 @@ UNION_OPTIONS = OptionSpec(
             None,
             f"the window in word pieces, from {MIN_WINDOW} to the checkpoint's own",
             minimum=MIN_WINDOW,
-            default_text="the checkpoint's (200 for roc/wp, 256 for default)",
+            default_text="the checkpoint's: 200 for roc and wp, 256 for default",
         ),
         Option(
             "long_stories",
@@ -69,6 +69,7 @@ UNION_OPTIONS = OptionSpec(
             "also return each story's percentile among the held-back human ROC or WP stories, scored by "
             "the same checkpoint (a table ships with the default checkpoint; others are refused)",
             choices=tuple(RESCALES),
+            default_text="None: no percentiles",
         ),
     ),
 )

@@ -289,7 +289,7 @@ def test_an_output_the_command_may_not_write_is_refused_before_any_model_loads_a
     source, output = prepare(tmp_path, checkpoint)
     before = files_under(tmp_path)
     capsys.readouterr()
-    monkeypatch.setattr(cli, "load_metric", lambda *args: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(cli, "load_scorer", lambda *args: pytest.fail("a model was loaded"))
     assert run_cli(*union_args(source, output, checkpoint)) == 2
     assert re.search(message, capsys.readouterr().err)
     assert files_under(tmp_path) == before  # nothing changed, no lock left behind
@@ -316,7 +316,7 @@ def test_a_folder_that_takes_no_new_file_is_named_before_any_model_loads(
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(output_files.os, "open", read_only)
-    monkeypatch.setattr(cli, "load_metric", lambda *args: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(cli, "load_scorer", lambda *args: pytest.fail("a model was loaded"))
     assert run_cli(*union_args(write_input(tmp_path), tmp_path / "scores.jsonl", checkpoint)) == 2
     assert f"cannot write in {tmp_path} (Read-only file system)" in capsys.readouterr().err
 
