@@ -32,7 +32,7 @@ from story_quality.compare import add_compare_parser, run_compare
 from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
 from story_quality.options import OptionSpec, add_flags, given_flags
 from story_quality.union.options import UNION_OPTIONS
-from story_quality.validation import is_blank
+from story_quality.validation import has_word, is_blank
 
 INPUT_SUFFIXES = (".txt", ".jsonl", ".csv")
 CHUNK = 512
@@ -85,6 +85,8 @@ def read_rows(path: pathlib.Path, text_column: str) -> list[Row]:
             row.problem = f"not text ({type(row.text).__name__})"
         elif is_blank(row.text):
             row.problem = "empty"
+        elif not has_word(row.text):  # punctuation or emoji only: neither metric reads a word of it
+            row.problem = "no word (no letter or digit)"
     return rows
 
 
@@ -116,8 +118,8 @@ def add_score_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentP
         "--bad-rows",
         choices=["refuse", "skip"],
         default="refuse",
-        help="rows with no text (empty, not a string): refuse the file (default), or skip them with a "
-        "row saying why",
+        help="rows with no text (empty, not a string, no letter or digit): refuse the file (default), or skip "
+        "them with a row saying why",
     )
     score.add_argument(
         "--chunk-size",

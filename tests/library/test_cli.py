@@ -113,16 +113,31 @@ def test_a_different_setting_refuses_to_append(tmp_path, checkpoint, capsys):
 
 def test_bad_rows_are_refused_by_line_or_skipped_with_a_reason(tmp_path, checkpoint, expected, capsys):
     source, output = tmp_path / "stories.jsonl", tmp_path / "scores.jsonl"
-    records = [{"story": STORIES[0]}, {"story": ""}, {"story": 5}, {"story": STORIES[1]}]
+    records = [
+        {"story": STORIES[0]},
+        {"story": ""},
+        {"story": 5},
+        {"story": "... !? 🙂"},
+        {"story": STORIES[1]},
+    ]
     source.write_text("\n".join(json.dumps(r) for r in records) + "\n")
     args = union_args(source, output, checkpoint)
     assert run_cli(*args, "--text-column", "story") == 2
-    assert "2 row(s) hold no text (line 2: empty; line 3: not text (int))" in capsys.readouterr().err
+    assert (
+        "3 row(s) hold no text (line 2: empty; line 3: not text (int); line 4: no word (no letter or digit))"
+        in capsys.readouterr().err
+    )
     assert not output.exists()
     assert run_cli(*args, "--text-column", "story", "--bad-rows", "skip") == 0
     rows = read_output(output)
-    assert [row.get("skipped") for row in rows] == [None, "empty", "not text (int)", None]
-    assert [rows[0]["union"], rows[3]["union"]] == pytest.approx(expected["scores"][:2], abs=1e-6)
+    assert [row.get("skipped") for row in rows] == [
+        None,
+        "empty",
+        "not text (int)",
+        "no word (no letter or digit)",
+        None,
+    ]
+    assert [rows[0]["union"], rows[4]["union"]] == pytest.approx(expected["scores"][:2], abs=1e-6)
     assert run_cli(*args, "--text-column", "text") == 2
     assert "stories.jsonl:1: no 'text' field" in capsys.readouterr().err
 
