@@ -126,10 +126,10 @@ def main() -> None:
             )
         )
         metric_rate = len(stories) / metric_s
-        tok = metric.tokenizer
+        tok = metric.scorer.tokenizer
         lengths = [min(len(ids), WINDOW) for ids in tok([ROC_STORIES(s) for s in stories])["input_ids"]]
         flops = forward_flops(
-            metric.model.config, lengths, cls_only_last_layer=supports_fast_path(metric.model)
+            metric.scorer.model.config, lengths, cls_only_last_layer=supports_fast_path(metric.scorer.model)
         )
         peak = matmul_peak_flops(device, torch.bfloat16 if device.type == "cuda" else torch.float32)
         print(f"stories: {len(stories)}, mean word pieces {sum(lengths) / len(lengths):.1f}")

@@ -83,10 +83,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     check_output(output)
     started = time.perf_counter()
     stories = human_stories()
-    metric = load_union(args.checkpoint)
+    scorer = load_union(args.checkpoint)
     results = {
-        domain: metric.compute(predictions=texts, batch_size=args.batch_size)
-        for domain, texts in stories.items()
+        domain: scorer.score(texts, batch_size=args.batch_size).as_dict() for domain, texts in stories.items()
     }
     signature = results["roc"]["signature"]
     source = split_revision(resolve_checkpoint(args.checkpoint))[0]

@@ -1,4 +1,4 @@
-"""The development suite: one UNION checkpoint (or several) on every development set, through the metric.
+"""The development suite: one UNION checkpoint (or several) on every development set, through its scorer.
 
     python -m benchmarks.union_dev_suite                                    # the shipped default
     python -m benchmarks.union_dev_suite --checkpoint default --checkpoint outputs/union-mix \\
@@ -43,12 +43,12 @@ import numpy as np  # noqa: E402
 from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
-from story_quality import metric_path  # noqa: E402
 from story_quality.annotations import read_annotations  # noqa: E402
 from story_quality.meta_evaluation import METHODS, correlate  # noqa: E402
 from story_quality.training.corpora import writing_prompts_segments, writing_prompts_text  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
+from story_quality.union import UnionScorer  # noqa: E402
 from story_quality.union.checkpoints import is_config_name  # noqa: E402
 from story_quality.union.story_text import StoryNormalization  # noqa: E402
 
@@ -160,12 +160,9 @@ def pair_sets() -> list[PairSet]:
     ]
 
 
-def load_union(checkpoint: str) -> evaluate.EvaluationModule:
-    """The ``union`` metric on a config name (default, roc, wp) or a checkpoint folder (made absolute)."""
-    return evaluate.load(
-        metric_path("union"),
-        checkpoint if is_config_name(checkpoint) else str(pathlib.Path(checkpoint).resolve()),
-    )
+def load_union(checkpoint: str) -> UnionScorer:
+    """The union scorer of a config name (default, roc, wp), a Hub id or a checkpoint folder."""
+    return UnionScorer(checkpoint if is_config_name(checkpoint) else str(pathlib.Path(checkpoint).resolve()))
 
 
 def evaluate_checkpoint(
@@ -176,15 +173,17 @@ def evaluate_checkpoint(
     max_length: int | None,
     long_stories: str | None = None,
 ) -> dict[str, dict[str, float]]:
-    metric = load_union(checkpoint)
-    options = {"batch_size": batch_size, "max_length": max_length, "long_stories": long_stories}
+    scorer = load_union(checkpoint)
+
+    def scores(texts: list[str]) -> np.ndarray:
+        read = scorer.score(texts, batch_size, max_length=max_length, long_stories=long_stories)
+        return np.asarray(read.scores, dtype=float)
+
     rows: dict[str, dict[str, float]] = {}
     for rated_set in rated:
-        scores = metric.compute(predictions=rated_set.stories, **options)["scores"]
-        rows[rated_set.name] = _correlations(scores, rated_set.human)
+        rows[rated_set.name] = _correlations(scores(rated_set.stories), rated_set.human)
     for pair_set in pairs:
-        human = np.asarray(metric.compute(predictions=pair_set.human, **options)["scores"])
-        corrupted = np.asarray(metric.compute(predictions=pair_set.corrupted, **options)["scores"])
+        human, corrupted = scores(pair_set.human), scores(pair_set.corrupted)
         rows[pair_set.name] = {
             "pairs": len(human),
             "pair accuracy": float((human > corrupted).mean()),

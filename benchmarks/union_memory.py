@@ -98,14 +98,15 @@ def long_stories(n: int, words: int, seed: int = 0) -> list[str]:
 
 def naive_scores(metric, stories: list[str], batch_size: int) -> list[float]:
     """The obvious way: every story normalised, then all tokenised in one call, then scored."""
-    window = model_window(metric.tokenizer, metric.model.config)
-    prepared = [metric.normalization(s) for s in stories]
-    ids = metric.tokenizer(prepared, truncation=True, max_length=window)["input_ids"]
+    scorer = metric.scorer
+    window = model_window(scorer.tokenizer, scorer.model.config)
+    prepared = [scorer.normalization(s) for s in stories]
+    ids = scorer.tokenizer(prepared, truncation=True, max_length=window)["input_ids"]
     return class_probabilities(
-        metric.logits_fn,
+        scorer.logits_fn,
         Encoded(input_ids=ids, truncated=[], max_length=window),
-        label_index=metric.label_index,
-        pad_id=metric.tokenizer.pad_token_id,
+        label_index=scorer.label_index,
+        pad_id=scorer.tokenizer.pad_token_id,
         batch_size=batch_size,
         device=torch.device("cpu"),
     )

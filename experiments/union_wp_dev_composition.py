@@ -63,10 +63,8 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|")
     for checkpoint in args.checkpoint:
-        metric = load_union(checkpoint)
-        scores = np.asarray(
-            metric.compute(predictions=wp_dev.stories, long_stories=args.long_stories)["scores"], dtype=float
-        )
+        scorer = load_union(checkpoint)
+        scores = np.asarray(scorer.score(wp_dev.stories, long_stories=args.long_stories).scores, dtype=float)
         print(
             f"| {checkpoint} | {_cell(scores, human)} | {scores[repeating].mean():.3f} / "
             f"{scores[~repeating].mean():.3f} | {auc(scores[repeating], scores[~repeating]):.3f} | "

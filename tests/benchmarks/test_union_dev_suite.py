@@ -1,0 +1,49 @@
+"""The development suite scores through the union scorer: its figures are those of the scorer's scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tiny_models import save_union_checkpoint
+
+from benchmarks import union_dev_suite
+from story_quality.meta_evaluation import METHODS, correlate
+from story_quality.union import UnionScorer
+from story_quality.union.story_text import ROC_STORIES
+
+STORIES = [
+    "Ken went to the store. He bought milk. He went home happy.",
+    "the dog ran to the school . the cat ate .",
+    "Mary didn't like the new car. She sold it to her friend.",
+    "I played with my friends after school. We ran and ran. Then we ate.",
+    "He was sad.",
+]
+
+
+def test_a_checkpoint_folder_is_scored_on_rated_and_paired_sets(tmp_path, monkeypatch):
+    checkpoint = save_union_checkpoint(
+        tmp_path / "tiny-union", normalization=ROC_STORIES.to_dict(), max_length=48
+    )
+    human = np.array([4.0, 1.0, 3.5, 2.0, 1.5])
+    rated = [union_dev_suite.RatedSet("rated", STORIES, human)]
+    pairs = [union_dev_suite.PairSet("pairs", STORIES[:3], STORIES[2:])]
+    monkeypatch.chdir(tmp_path)  # a relative folder is made absolute
+    rows = union_dev_suite.evaluate_checkpoint("tiny-union", rated, pairs, batch_size=2, max_length=32)
+    scorer = UnionScorer(str(checkpoint))
+
+    def scores_of(texts: list[str]) -> np.ndarray:  # one call per set, as the suite scores them
+        return np.array(scorer.score(texts, 2, max_length=32).scores)
+
+    scores = scores_of(STORIES)
+    measured = correlate(scores, human)
+    assert rows["rated"] == pytest.approx({m: measured.coefficient(m) for m in METHODS}, abs=1e-9)
+    first, second = scores_of(STORIES[:3]), scores_of(STORIES[2:])
+    assert rows["pairs"] == pytest.approx(
+        {
+            "pairs": 3,
+            "pair accuracy": float((first > second).mean()),
+            "accuracy at 0.5": float(((first > 0.5).sum() + (second <= 0.5).sum()) / 6),
+            "human mean": float(first.mean()),
+        },
+        abs=1e-9,
+    )

@@ -1,0 +1,86 @@
+"""UnionScorer: the metric's scores are the scorer's, and the scorer checks what it is given."""
+
+from __future__ import annotations
+
+import math
+import pathlib
+
+import evaluate
+import pytest
+from tiny_models import save_union_checkpoint
+
+from story_quality import metric_path
+from story_quality.union import UnionResult, UnionScorer
+from story_quality.union.story_text import ROC_STORIES
+
+STORIES = [
+    "Ken went to the store. He bought milk. He went home happy.",
+    "the dog ran to the school . the cat ate .",
+    "Mary didn't like the new car. She sold it to her friend. Then she bought a bike and rode it home.",
+    "He was sad.",
+]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> pathlib.Path:
+    return save_union_checkpoint(
+        tmp_path_factory.mktemp("union") / "roc", normalization=ROC_STORIES.to_dict(), max_length=48
+    )
+
+
+@pytest.fixture(scope="module")
+def scorer(checkpoint) -> UnionScorer:
+    return UnionScorer(str(checkpoint))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"batch_size": 1},
+        {"max_length": 16, "long_stories": "windows"},
+        {"max_length": 16, "long_stories": "head"},
+    ],
+)
+@pytest.mark.filterwarnings("ignore:.*longer than the model.s window")
+def test_the_metric_returns_the_scorers_result(checkpoint, scorer, options):
+    metric = evaluate.load(metric_path("union"), str(checkpoint))
+    result = scorer.score(STORIES, **options)
+    assert metric.compute(predictions=STORIES, **options) == result.as_dict()
+    assert result.as_dict()["union_score"] == pytest.approx(sum(result.scores) / len(STORIES), abs=1e-12)
+    assert len(set(result.scores)) == len(STORIES), "the tiny model must tell the stories apart"
+
+
+def test_a_result_without_texts_has_no_mean_and_percentiles_only_with_rescale(scorer):
+    empty = scorer.score([])
+    assert empty.scores == [] and math.isnan(empty.mean)
+    assert sorted(empty.as_dict()) == ["scores", "signature", "union_score"]
+    rescaled = UnionResult([0.5], "union|v0", percentiles=[50.0]).as_dict()
+    assert list(rescaled) == ["scores", "union_score", "signature", "percentiles"]
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"batch_size": True}, TypeError, "batch_size must be an integer >= 1, got bool True"),
+        ({"batch_size": 0}, ValueError, "batch_size must be an integer >= 1, got 0"),
+        ({"max_length": 8}, ValueError, "max_length must be an integer >= 16, got 8"),
+        ({"max_length": 49}, ValueError, "at most the model's window of 48 word pieces, got 49"),
+        ({"long_stories": "tail"}, ValueError, r"long_stories must be one of \['head', 'windows'\]"),
+        ({"rescale": "human"}, ValueError, "rescale must be one of"),
+        ({"device": "gpu"}, ValueError, "device 'gpu' is not a device name"),
+    ],
+)
+def test_bad_options_are_refused_naming_them_before_any_story_is_read(
+    scorer, monkeypatch, options, error, message
+):
+    monkeypatch.setattr(scorer, "logits_fn", lambda *args: pytest.fail("a story was scored"))
+    with pytest.raises(error, match=message):
+        scorer.score(STORIES, **options)
+
+
+def test_texts_are_checked_by_the_scorer_too(scorer):
+    with pytest.raises(ValueError, match=r"predictions\[1\] is empty"):
+        scorer.score([STORIES[0], "  "])
+    with pytest.raises(TypeError, match="list of strings"):
+        scorer.score(STORIES[0])
