@@ -109,6 +109,16 @@ class Option:
             raise argparse.ArgumentTypeError(str(error)) from None
 
 
+# Where a metric runs: both metrics take it alike.
+DEVICE = Option(
+    "device",
+    "device",
+    None,
+    "where to run: cpu, cuda, cuda:1 ...",
+    default_text="the first GPU, else the CPU",
+)
+
+
 @dataclasses.dataclass(frozen=True)
 class OptionSpec:
     """A metric's options, in the order its ``compute`` takes them."""

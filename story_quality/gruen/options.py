@@ -7,7 +7,7 @@ metric card's option table all read :data:`GRUEN_OPTIONS` (see ``story_quality.o
 from __future__ import annotations
 
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, COLA_REVISION, LM_CHECKPOINT, SOP_CHECKPOINT
-from story_quality.options import Option, OptionSpec
+from story_quality.options import DEVICE, Option, OptionSpec
 
 DEFAULT_BATCH_SIZE = 32
 # How the masked LM's fluency term is computed: the release's unmasked pass, or the paper's
@@ -62,12 +62,6 @@ GRUEN_OPTIONS = OptionSpec(
             DEFAULT_BATCH_SIZE,
             "sequences per forward pass (masked copies with pll); scores do not depend on it",
         ),
-        Option(
-            "device",
-            "device",
-            None,
-            "where to run: cpu, cuda, cuda:1 ...",
-            default_text="the first GPU, else the CPU",
-        ),
+        DEVICE,
     ),
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from story_quality.options import Option, OptionSpec
+from story_quality.options import DEVICE, Option, OptionSpec
 from story_quality.union.human_scale import RESCALES
 from story_quality.union.scoring import MIN_WINDOW
 from story_quality.union.windows import CONFIG_KEY, LONG_STORIES
@@ -36,13 +36,7 @@ UNION_OPTIONS = OptionSpec(
             DEFAULT_BATCH_SIZE,
             "stories per forward pass; scores do not depend on it",
         ),
-        Option(
-            "device",
-            "device",
-            None,
-            "where to run: cpu, cuda, cuda:1 ...",
-            default_text="the first GPU, else the CPU",
-        ),
+        DEVICE,
         Option(
             "max_length",
             "count",
