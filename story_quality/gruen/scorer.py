@@ -99,7 +99,9 @@ class GruenScorer:
         sop_revision: str | None = None,
     ) -> GruenScorer:
         """A scorer of these models that shares this one's loaded models (itself when they are the same)."""
-        other = GruenScorer(lm_model, cola_model, sop_model, lm_revision, cola_revision, sop_revision, self.models)
+        other = GruenScorer(
+            lm_model, cola_model, sop_model, lm_revision, cola_revision, sop_revision, self.models
+        )
         return self if (other.lm, other.cola, other.sop) == (self.lm, self.cola, self.sop) else other
 
     def signature(self, coherence: bool, lm_scoring: str) -> str:

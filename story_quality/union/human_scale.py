@@ -217,4 +217,3 @@ def write_table(
     location = pathlib.Path(path)
     location.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
     return file_sha256(location)
-
