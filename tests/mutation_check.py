@@ -327,6 +327,14 @@ MUTATIONS = [
             "tests/library/test_cli.py::test_two_torchrun_processes_each_score_rows_and_write_the_one_process_file",
         ),
     ),
+    Mutation(
+        "ngram-folds",
+        "a story is continued by the n-gram model of its own fold, which read it",
+        "training/negatives/ngram_continuations.py",
+        "if _fold(index) != fold",
+        "if _fold(index) == fold",
+        ("tests/training/negatives/test_ngram_continuations.py",),
+    ),
 ]
 
 
