@@ -26,7 +26,7 @@ EMBEDDED_PACKAGE = "story_quality.metrics.union"
 EMBEDDED_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped default's MANIFEST, which lists the sha256 of every other file in it.
-EMBEDDED_MANIFEST_SHA256 = "522f49f776e25584d3c91a05798482b4ef8870470528f963a01e3392fd558ef2"
+EMBEDDED_MANIFEST_SHA256 = "f10a70f7e5c8005c624f678d20539f701e925ffc98415fd80bfd63572d48c2a9"
 
 
 class CheckpointError(OSError):
