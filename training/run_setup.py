@@ -127,7 +127,7 @@ def config_flags(path: str) -> list[str]:
 def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tuple[Any, ...]:
     """Command-line flags, or a ``.json`` recipe file first and flags that override it after.
 
-    ``train_union.py training/configs/union-default.json --output_dir run --seed 43`` reads the
+    ``train_union.py training/configs/union-cpu-phase1.json --output_dir run --seed 43`` reads the
     recipe and changes two of its values (a flag given later wins).
 
     ``accelerate launch --cpu`` on a machine with a GPU puts the model on the CPU, but
