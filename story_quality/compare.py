@@ -10,7 +10,8 @@ difference, its interval, and the p-values of paired bootstrap resampling (Koehn
 approximate randomization (Riezler and Maxwell, 2005), as sacrebleu defines them
 (``story_quality.significance``). Rows are matched by their ``index`` (or ``--id-column``), never
 by position; files of different signatures are refused, and so are systems of different rows
-when a paired test is asked for. For a checkpoint that ships a table of held-back human stories'
+when a paired test is asked for, and so is a row edited after ``score`` wrote it (its
+``row_hash`` no longer matches). For a checkpoint that ships a table of held-back human stories'
 scores (``story_quality.union.human_scale``), their intervals and distributions are shown beside
 the systems'.
 """
@@ -29,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from story_quality import significance
+from story_quality import output_files, significance
 from story_quality.union import human_scale
 
 ID_COLUMN = "index"
@@ -168,6 +169,11 @@ def _json_rows(path: pathlib.Path) -> list[tuple[int, dict[str, Any]]]:
             ) from None
         if not isinstance(record, dict):
             raise CompareError(f"{path}:{number}: not a JSON object; not an output of story-quality score")
+        if output_files.ROW_HASH in record and not output_files.row_intact(record):
+            raise CompareError(
+                f"{path}:{number}: this row was changed after story-quality score wrote it (its "
+                f"{output_files.ROW_HASH} does not match); compare refuses edited scores"
+            )
         rows.append((number, record))
     return rows
 

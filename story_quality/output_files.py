@@ -51,6 +51,14 @@ def _content_hash(record: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_DIGITS]
 
 
+def row_intact(record: dict[str, Any]) -> bool:
+    """Whether a sealed row's content still matches its ``row_hash`` (False for a NaN typed in by hand)."""
+    try:
+        return record.get(ROW_HASH) == _content_hash(record)
+    except ValueError:
+        return False
+
+
 def seal(record: dict[str, Any]) -> str:
     """``record`` as one output line (with its ``row_hash``); a NaN or infinity is refused (not JSON)."""
     if next(iter(record), None) != "index":
@@ -204,11 +212,7 @@ def _checked_row(line: bytes, number: int, output: pathlib.Path, option: str) ->
             f"{option} {output}, line {number}: not a row this command writes; the file is not its output "
             f"(or was written by an older version). Name another {option}."
         )
-    try:
-        intact = record[ROW_HASH] == _content_hash(record)
-    except ValueError:  # a NaN or infinity typed in by hand
-        intact = False
-    if not intact:
+    if not row_intact(record):
         raise OutputError(
             f"{option} {output}, line {number}: this row was changed after it was written (its "
             f"{ROW_HASH} does not match). Restore the row, delete it and every row after it to rescore "

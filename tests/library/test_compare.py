@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from tiny_models import save_union_checkpoint
 
-from story_quality import cli, compare, significance
+from story_quality import cli, compare, output_files, significance
 from story_quality.union import human_scale
 from story_quality.union.story_text import ROC_STORIES
 
@@ -144,6 +144,22 @@ def test_bad_rows_are_named_by_file_and_line(tmp_path, edit, message):
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     with pytest.raises(compare.CompareError, match=message):
         compare.compare_files([path, write_scores(tmp_path / "b.jsonl", system_scores(1, 5))])
+
+
+def test_a_row_edited_after_score_sealed_it_is_refused_naming_file_and_line(tmp_path):
+    sealed = [{"index": i, "line": i + 1, "union": x} for i, x in enumerate(system_scores(0, 5))]
+    sealed[0] = {"index": 0, "line": 1, "signature": SIGNATURE, "union": sealed[0]["union"]}
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(output_files.seal(row) for row in sealed))
+    other = write_scores(tmp_path / "b.jsonl", system_scores(1, 5))
+    assert compare.compare_files([path, other], resamples=20).systems[0].n == 5
+    lines = path.read_text().splitlines()
+    edited = json.loads(lines[2]) | {"union": 0.99}
+    path.write_text("\n".join([*lines[:2], json.dumps(edited), *lines[3:]]) + "\n")
+    with pytest.raises(
+        compare.CompareError, match=r"a\.jsonl:3: this row was changed after story-quality score"
+    ):
+        compare.compare_files([path, other], resamples=20)
 
 
 def test_the_command_prints_a_table_or_json_and_exits_2_on_a_refusal(tmp_path, capsys):
