@@ -166,12 +166,8 @@ def compare_metrics(
 def score_stories(
     checkpoint: str | os.PathLike, stories: Sequence[str], batch_size: int = 32, device: Any = None
 ) -> list[float]:
-    """The ``union`` metric's scores of ``stories`` under a local checkpoint folder."""
-    import evaluate
+    """The ``union`` metric's scores of ``stories`` under a local checkpoint folder (its scorer, loaded here)."""
+    from story_quality.union.scorer import UnionScorer  # torch and transformers only when scoring
 
-    from story_quality import metric_path
-
-    evaluate.logging.disable_progress_bar()
-    metric = evaluate.load(metric_path("union"), os.path.abspath(checkpoint))
-    kwargs = {"device": str(device)} if device is not None else {}
-    return metric.compute(predictions=list(stories), batch_size=batch_size, **kwargs)["scores"]
+    scorer = UnionScorer(os.path.abspath(checkpoint))
+    return scorer.score(list(stories), batch_size=batch_size, device=device).scores
