@@ -40,6 +40,7 @@ from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.training.negatives.ngram_continuations import (
     NgramOptions,
     replace_with_ngram_continuations,
+    stories_opening_elsewhere,
 )
 from story_quality.training.output_folders import probe_writable, refuse_existing, written_whole
 from story_quality.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
@@ -163,6 +164,14 @@ def add_corruption_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ngram-order", type=at_least(2), default=4, help="n of the n-gram model (default: 4)"
     )
+    parser.add_argument(
+        "--ngram-corpus",
+        nargs="+",
+        metavar="FILE",
+        help="fit the n-gram model on these human stories instead (local files read like the sources, "
+        "normalised like the corpus; stories opening like a corpus story or an --exclude-contexts-of "
+        "story left out); with --ngram-fraction",
+    )
 
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
@@ -191,15 +200,62 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error(f"--ngram-fraction must be between 0 and 1, got {args.ngram_fraction}")
     if args.exclude_contexts_of and not os.path.isfile(args.exclude_contexts_of):
         parser.error(f"--exclude-contexts-of {args.exclude_contexts_of}: no such file")
+    if args.ngram_corpus and not args.ngram_fraction:
+        parser.error(
+            "--ngram-corpus fits the model of --ngram-fraction's continuations: give --ngram-fraction too"
+        )
+    for path in args.ngram_corpus or []:
+        if not os.path.isfile(path):
+            parser.error(f"--ngram-corpus {path}: no such file")
+
+
+def ngram_model_texts(
+    sources: list[str],
+    corpus: datasets.Dataset,
+    normalization: StoryNormalization,
+    held_out: list[str],
+    num_proc: int | None,
+) -> tuple[list[str], dict]:
+    """The normalised texts of ``sources`` that open no story of ``corpus`` or ``held_out``, and a
+    summary of them (sources, stories kept and left out)."""
+    stories = datasets.concatenate_datasets([load_stories(source) for source in sources])
+
+    def normalise(batch: dict[str, list]) -> dict[str, list]:
+        return {
+            "sentences": [
+                [" ".join(s.split()) for s in normalization.sentences(text)] if text else []
+                for text in batch["text"]
+            ]
+        }
+
+    normalised = stories.map(
+        normalise,
+        batched=True,
+        num_proc=num_proc,
+        remove_columns=stories.column_names,
+        desc="Normalising the n-gram model's stories",
+    )
+    contexts = set(corpus["context"])
+    contexts.update(first[0] for first in (normalization.sentences(story)[:1] for story in held_out) if first)
+    texts, dropped = stories_opening_elsewhere(normalised["sentences"], contexts)
+    return texts, {"sources": sources, "stories": len(texts), "dropped_shared_contexts": dropped}
 
 
 def with_ngram_continuations(
-    dataset: datasets.Dataset, fraction: float, seed: int, order: int
+    dataset: datasets.Dataset,
+    fraction: float,
+    seed: int,
+    order: int,
+    model_texts: tuple[list[str], dict] | None = None,
 ) -> datasets.Dataset:
-    """The corpus with ``fraction`` of its corrupted copies replaced, its summary (counts, sha256) updated."""
+    """The corpus with ``fraction`` of its corrupted copies replaced, its summary (counts, sha256) updated.
+
+    ``model_texts``: the texts and summary of :func:`ngram_model_texts`, or None for the corpus's
+    own other half.
+    """
     summary = read_summary(dataset)
     replaced_corpus, replaced = replace_with_ngram_continuations(
-        dataset, fraction, seed, NgramOptions(order=order)
+        dataset, fraction, seed, NgramOptions(order=order), None if model_texts is None else model_texts[0]
     )
     corruptions = Counter(
         name
@@ -209,6 +265,8 @@ def with_ngram_continuations(
     )
     summary["corruptions"] = dict(sorted(corruptions.items()))
     summary["ngram_continuations"] = {"fraction": fraction, "seed": seed, "order": order, "rows": replaced}
+    if model_texts is not None:
+        summary["ngram_continuations"]["model_corpus"] = model_texts[1]
     summary["sha256"] = corpus_sha256(replaced_corpus)
     replaced_corpus.info.description = json.dumps(summary, sort_keys=True)
     return replaced_corpus
@@ -248,7 +306,11 @@ def main(argv: list[str] | None = None) -> int:
             refuse_existing(
                 args.output_dir,
                 args.overwrite,
-                inputs=[*args.source, *([args.exclude_contexts_of] if args.exclude_contexts_of else [])],
+                inputs=[
+                    *args.source,
+                    *([args.exclude_contexts_of] if args.exclude_contexts_of else []),
+                    *(args.ngram_corpus or []),
+                ],
             )
             probe_writable(args.output_dir)
         except (FileExistsError, PermissionError) as error:
@@ -290,7 +352,26 @@ def main(argv: list[str] | None = None) -> int:
         lexicon=Lexicon(tagger=args.tagger, wordnet=args.wordnet, conceptnet=args.conceptnet),
     )
     if args.ngram_fraction:
-        dataset = with_ngram_continuations(dataset, args.ngram_fraction, args.seed, args.ngram_order)
+        model_texts = None
+        if args.ngram_corpus:
+            try:
+                model_texts = ngram_model_texts(
+                    args.ngram_corpus,
+                    dataset,
+                    normalization,
+                    read_held_out_stories(args.exclude_contexts_of) if args.exclude_contexts_of else [],
+                    args.num_proc,
+                )
+            except (ValueError, FileNotFoundError) as error:
+                raise SystemExit(f"error: {error}") from None
+            if not model_texts[0]:
+                raise SystemExit(
+                    f"error: --ngram-corpus {' '.join(args.ngram_corpus)}: no story left to fit the n-gram "
+                    "model on (every one opens like a story of the corpus or of --exclude-contexts-of)"
+                )
+        dataset = with_ngram_continuations(
+            dataset, args.ngram_fraction, args.seed, args.ngram_order, model_texts
+        )
     summary = read_summary(dataset)
     if len(dataset) == 0:
         raise SystemExit(

@@ -122,3 +122,68 @@ def test_wp_segments_turn_each_long_story_into_several_human_rows(tmp_path, caps
     humans = [row["text"] for row in datasets.load_from_disk(str(tmp_path / "all")) if row["label"] == 1]
     assert printed["wp_segments"] == 5 and printed["stories"] == len(humans) == 3
     assert humans[0].startswith("Birds .") and humans[1].startswith("Ken saw bird number 20 ")
+
+
+def test_an_ngram_corpus_fits_the_continuations_without_the_corpus_own_stories(tmp_path, capsys):
+    source = tmp_path / "stories.txt"
+    source.write_text("\n".join(STORY.format(name=n) for n in ("Ken", "Mary", "Tom", "Sue")))
+    outside = tmp_path / "outside.txt"
+    elsewhere = "The red kite flew high. The wind was cold. Birds sang loudly. Rain fell at noon."
+    # the second line opens like a corpus story (after normalisation): left out of the model
+    outside.write_text(elsewhere + "\n" + STORY.format(name="Ken").lower() + "\n")
+    common = [str(source), "--tagger", "heuristic", "--wordnet", "none", "--ngram-fraction", "1"]
+    out_dir = tmp_path / "out"
+    assert build_union_data.main([*common, "--output-dir", str(out_dir), "--ngram-corpus", str(outside)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["ngram_continuations"]["model_corpus"] == {
+        "sources": [str(outside)],
+        "stories": 1,
+        "dropped_shared_contexts": 1,
+    }
+    vocabulary = {word for sentence in ROC_STORIES.sentences(elsewhere) for word in sentence.split()}
+    for row in datasets.load_from_disk(str(out_dir)):
+        if row["label"] == 0:
+            assert set(row["text"][len(row["context"]) + 1 :].split()) <= vocabulary
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--ngram-corpus", "{outside}"], "give --ngram-fraction too"),
+        (["--ngram-fraction", "0.5", "--ngram-corpus", "{missing}"], "missing.txt: no such file"),
+    ],
+)
+def test_a_bad_ngram_corpus_is_a_usage_error(tmp_path, capsys, extra, message):
+    source = tmp_path / "stories.txt"
+    source.write_text(STORY.format(name="Ken"))
+    (tmp_path / "outside.txt").write_text(STORY.format(name="Sue"))
+    names = {"outside": str(tmp_path / "outside.txt"), "missing": str(tmp_path / "missing.txt")}
+    with pytest.raises(SystemExit) as error:
+        build_union_data.main(
+            [str(source), "--output-dir", str(tmp_path / "out"), *(a.format(**names) for a in extra)]
+        )
+    assert error.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_an_ngram_corpus_with_no_story_left_ends_the_command(tmp_path):
+    source = tmp_path / "stories.txt"
+    source.write_text("\n".join(STORY.format(name=n) for n in ("Ken", "Mary")))
+    outside = tmp_path / "outside.txt"
+    outside.write_text(STORY.format(name="Ken") + "\n")
+    with pytest.raises(SystemExit, match="no story left to fit the n-gram model on"):
+        build_union_data.main(
+            [
+                str(source),
+                "--output-dir",
+                str(tmp_path / "out"),
+                "--tagger",
+                "heuristic",
+                "--wordnet",
+                "none",
+                "--ngram-fraction",
+                "1",
+                "--ngram-corpus",
+                str(outside),
+            ]
+        )
+    assert not (tmp_path / "out").exists()

@@ -4,7 +4,9 @@ UNION's corruptions edit a human story in place; generated stories instead run o
 by word, and lose their thread (or loop). A back-off n-gram model of the corpus's own human
 stories makes such text in seconds on a CPU, where a neural story LM takes a GPU. It is fitted
 per fold: the stories of one parity of ``story_index`` are continued by the model of the other
-parity's stories, so no story is continued by a model that read it.
+parity's stories, so no story is continued by a model that read it. Or it is fitted once on
+other human stories (``model_stories``), the ones opening like a story of the corpus left out:
+a few thousand stories make a sparse model that recites, tens of thousands one that drifts.
 
 Sampling: the longest history (up to ``order - 1`` words) that the fold's text continued in at
 least ``min_choices`` different ways is used, else a shorter one, down to the unigram table;
@@ -17,11 +19,12 @@ Asking for two or more choices backs off more often and gives word salad.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import itertools
 import logging
 import pathlib
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import datasets
@@ -117,31 +120,64 @@ def _fold(story_index: int) -> int:
     return story_index % 2
 
 
+def stories_opening_elsewhere(
+    stories: Iterable[Sequence[str]], contexts: Collection[str]
+) -> tuple[list[str], int]:
+    """The texts of ``stories`` (each a list of normalised sentences) whose first sentence is none
+    of ``contexts`` (the corpus's openings, an evaluation set's), and how many were left out: a
+    model of them never read a story it continues."""
+    kept: list[str] = []
+    dropped = 0
+    for sentences in stories:
+        if not sentences:
+            continue
+        if sentences[0] in contexts:
+            dropped += 1
+        else:
+            kept.append(" ".join(sentences))
+    return kept, dropped
+
+
 def replace_with_ngram_continuations(
-    corpus: datasets.Dataset, fraction: float, seed: int, options: NgramOptions = NgramOptions()
+    corpus: datasets.Dataset,
+    fraction: float,
+    seed: int,
+    options: NgramOptions = NgramOptions(),
+    model_texts: Sequence[str] | None = None,
 ) -> tuple[datasets.Dataset, int]:
     """``corpus`` with about ``fraction`` of its corrupted rows replaced by n-gram continuations.
 
     A replaced row keeps its story's context (sentence 0) and continues it, by the model of the
-    other fold's human stories, to about the human story's length; its ``corruptions`` become
-    ``["generated:ngram"]``. Which rows are replaced and what they say depends only on ``seed``
-    and the corpus, so a rebuild gives the same rows. Returns the corpus and the rows replaced.
+    other fold's human stories (or, given ``model_texts``, by one model of those normalised
+    texts, which the caller keeps apart from the corpus: :func:`stories_opening_elsewhere`), to
+    about the human story's length; its ``corruptions`` become ``["generated:ngram"]``. Which
+    rows are replaced and what they say depends only on ``seed``, the corpus and the model's
+    texts, so a rebuild gives the same rows. Returns the corpus and the rows replaced.
     """
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"fraction must be between 0 and 1, got {fraction!r}")
     if fraction == 0.0 or len(corpus) == 0:
         return corpus, 0
-    columns = corpus.select_columns(["text", "label", "original", "context", "story_index"]).to_dict()
-    humans: dict[int, str] = {}
-    for text, label, index in zip(columns["text"], columns["label"], columns["story_index"], strict=True):
-        if label == 1:
-            humans.setdefault(index, text)
-    models = []
-    for fold in (0, 1):
-        logger.info(
-            "Fitting the %d-gram model that continues the stories of fold %d of 2", options.order, fold
-        )
-        models.append(NgramModel((text for index, text in humans.items() if _fold(index) != fold), options))
+    if model_texts is not None:
+        if not model_texts:
+            raise ValueError("model_texts is empty: no story left to fit the n-gram model on")
+        logger.info("Fitting one %d-gram model on %d other stories", options.order, len(model_texts))
+        external = NgramModel(model_texts, options)
+        models = [external, external]
+    else:
+        columns = corpus.select_columns(["text", "label", "story_index"]).to_dict()
+        humans: dict[int, str] = {}
+        for text, label, index in zip(columns["text"], columns["label"], columns["story_index"], strict=True):
+            if label == 1:
+                humans.setdefault(index, text)
+        models = []
+        for fold in (0, 1):
+            logger.info(
+                "Fitting the %d-gram model that continues the stories of fold %d of 2", options.order, fold
+            )
+            models.append(
+                NgramModel((text for index, text in humans.items() if _fold(index) != fold), options)
+            )
 
     def replace(row: dict, position: int) -> dict:
         if row["label"] != 0:
@@ -159,7 +195,14 @@ def replace_with_ngram_continuations(
         desc="Continuing stories with the n-gram model",
         # Hashing the models to fingerprint the map would take longer than drawing the samples.
         new_fingerprint=Hasher.hash(
-            [corpus._fingerprint, fraction, seed, options, pathlib.Path(__file__).read_bytes()]
+            [
+                corpus._fingerprint,
+                fraction,
+                seed,
+                options,
+                pathlib.Path(__file__).read_bytes(),
+                None if model_texts is None else hashlib.sha256("\n".join(model_texts).encode()).hexdigest(),
+            ]
         ),
     )
     replaced = sum(names == [GENERATED_NGRAM] for names in out["corruptions"])

@@ -13,6 +13,7 @@ from story_quality.training.negatives.ngram_continuations import (
     NgramModel,
     NgramOptions,
     replace_with_ngram_continuations,
+    stories_opening_elsewhere,
 )
 
 
@@ -109,3 +110,34 @@ def test_bad_options_are_refused_by_name(options, message):
 def test_a_bad_fraction_is_refused():
     with pytest.raises(ValueError, match="fraction"):
         replace_with_ngram_continuations(_corpus([_fold_story(0), _fold_story(1)]), 1.5, seed=0)
+
+
+def test_given_texts_one_model_of_them_continues_every_story():
+    corpus = _corpus([_fold_story(i) for i in range(6)])
+    outside = ["far words here . far words there .", "far words go on . far end ."]
+    out, replaced = replace_with_ngram_continuations(
+        corpus, 1.0, seed=2, options=NgramOptions(order=2), model_texts=outside
+    )
+    assert replaced == 6
+    vocabulary = {word for text in outside for word in text.split()}
+    for row in out:
+        if row["label"] == 0:
+            sample = row["text"][len(row["context"]) + 1 :].split()
+            assert sample and set(sample) <= vocabulary  # neither fold's words: only the given texts'
+
+
+def test_the_given_texts_change_the_rows_and_an_empty_set_is_refused():
+    corpus = _corpus([_fold_story(i) for i in range(6)])
+    own = replace_with_ngram_continuations(corpus, 1.0, seed=2, options=NgramOptions(order=2))[0]
+    given = replace_with_ngram_continuations(
+        corpus, 1.0, seed=2, options=NgramOptions(order=2), model_texts=["far words here ."]
+    )[0]
+    assert own["text"] != given["text"] and own._fingerprint != given._fingerprint
+    with pytest.raises(ValueError, match="model_texts is empty"):
+        replace_with_ngram_continuations(corpus, 1.0, seed=2, model_texts=[])
+
+
+def test_stories_opening_like_a_corpus_story_are_left_out_of_the_model():
+    stories = [["even story 0 opens .", "more ."], ["a new opening .", "kept ."], [], ["other ."]]
+    texts, dropped = stories_opening_elsewhere(stories, {"even story 0 opens ."})
+    assert texts == ["a new opening . kept .", "other ."] and dropped == 1
