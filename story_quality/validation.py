@@ -15,6 +15,8 @@ from typing import Any
 import numpy
 import torch
 
+from story_quality.warning_origin import user_stacklevel
+
 # Characters no reader sees: controls, format characters (zero-width spaces, BOMs), lone surrogates.
 # Union's normalisation turns them into spaces (story_text.remove_invisible).
 INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
@@ -75,7 +77,7 @@ def unknown_shares(tokenizer, texts: Sequence[str]) -> list[float]:
     return [unknown_share(ids, tokenizer.unk_token_id, tokenizer.all_special_ids) for ids in encoded]
 
 
-def warn_unread_texts(texts: Sequence[str], unknown_shares: Sequence[float], stacklevel: int) -> None:
+def warn_unread_texts(texts: Sequence[str], unknown_shares: Sequence[float]) -> None:
     """Warn, naming the items, when most of a text is outside the checkpoint's vocabulary (over half
     of its word pieces unknown) or outside its language (mostly a non-Latin script): such scores
     come out as numbers but say little about the text."""
@@ -93,7 +95,7 @@ def warn_unread_texts(texts: Sequence[str], unknown_shares: Sequence[float], sta
             warnings.warn(
                 f"{len(items)} of {len(texts)} texts are mostly unread: {what} ({named}); "
                 "their scores say little about them.",
-                stacklevel=stacklevel + 1,
+                stacklevel=user_stacklevel(),
             )
 
 

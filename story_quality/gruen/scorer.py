@@ -28,9 +28,6 @@ from story_quality.gruen.preprocessing import text_to_sentences
 from story_quality.gruen.scoring import AspectScorer, ModelSpec
 from story_quality.signature import checkpoint_id, signature
 
-# Frames between ``warnings.warn`` in ``validation.warn_unread_texts`` and the caller of ``score``.
-_CALLER = 2
-
 
 @dataclasses.dataclass(frozen=True)
 class GruenResult:
@@ -139,7 +136,7 @@ class GruenScorer:
         if any(split):
             lm_tokenizer = self.models.get("lm", *self.lm, checked["device"]).tokenizer
             shares = validation.unknown_shares(lm_tokenizer, texts)
-            validation.warn_unread_texts(texts, shares, stacklevel=_CALLER)
+            validation.warn_unread_texts(texts, shares)
         aspects = AspectScorer(self.models, checked["device"], checked["batch_size"]).score(
             split,
             lm=self.lm,

@@ -32,9 +32,7 @@ from story_quality.union.options import DEFAULT_BATCH_SIZE, UNION_OPTIONS
 from story_quality.union.scoring import Encoded, class_probabilities, encode, model_window
 from story_quality.union.story_text import StoryNormalization
 from story_quality.union.windows import encode_windows, recorded_long_stories, story_means
-
-# Frames between the caller of ``score`` and the ``warnings.warn`` calls below.
-_CALLER = 3
+from story_quality.warning_origin import user_stacklevel
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,13 +144,13 @@ class UnionScorer:
 
     def _scores(self, texts: list[str], reading: Reading) -> list[float]:
         encoded = self._encode(texts, reading)
-        validation.warn_unread_texts(texts, refuse_unscorable(encoded, self.tokenizer), stacklevel=_CALLER)
+        validation.warn_unread_texts(texts, refuse_unscorable(encoded, self.tokenizer))
         if encoded.truncated:
             warnings.warn(
                 f"{len(encoded.truncated)} of {len(texts)} stories are longer than the model's window of "
                 f"{reading.window} word pieces and were truncated, keeping the head "
                 f"(first: predictions[{encoded.truncated[0]}]).",
-                stacklevel=_CALLER,
+                stacklevel=user_stacklevel(),
             )
         window_scores = class_probabilities(
             self.logits_fn,

@@ -289,3 +289,12 @@ def test_check_flag_takes_numpy_bools_and_refuses_the_rest():
     for value in ("true", "False", 0, 1, 1.0, None, [True]):
         with pytest.raises(TypeError, match=r"coherence must be True or False"):
             check_flag(value, "coherence")
+
+
+def test_gruen_s_unread_warning_points_at_the_callers_line(gruen, gruen_paths):
+    with pytest.warns(UserWarning) as record:
+        gruen.compute(
+            predictions=["The dog ran home.", "\u4ed6\u53bb\u4e86\u5546\u5e97\u3002"], **gruen_paths
+        )
+    unread = [w.filename for w in record if "mostly unread" in str(w.message)]
+    assert unread and set(unread) == {__file__}

@@ -99,3 +99,11 @@ def test_a_missing_source_is_a_usage_error_naming_it(tmp_path, capsys, monkeypat
     assert error.value.code == 2
     assert "nothere: no such folder" in capsys.readouterr().err
     assert not (tmp_path / "export").exists()
+
+
+def test_help_names_the_default_target_without_this_machine_s_path(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    printed = capsys.readouterr().out
+    assert "metrics/union/default_checkpoint" in printed
+    assert str(embedded_checkpoint.DEFAULT_TARGET.parents[2]) not in printed

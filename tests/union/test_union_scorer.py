@@ -84,3 +84,20 @@ def test_texts_are_checked_by_the_scorer_too(scorer):
         scorer.score([STORIES[0], "  "])
     with pytest.raises(TypeError, match="list of strings"):
         scorer.score(STORIES[0])
+
+
+@pytest.mark.parametrize("through", ["scorer", "metric"])
+def test_warnings_point_at_the_callers_line_either_way_in(checkpoint, scorer, through):
+    # One fixed stacklevel is right for one way in only: the metric adds evaluate's frames.
+    metric = evaluate.load(metric_path("union"), str(checkpoint))
+    long_story = " ".join(["Ken went to the store and bought a lot of milk."] * 8)
+    with pytest.warns(UserWarning) as record:
+        if through == "scorer":
+            scorer.score([long_story, "\U0001f600 \U0001f600 \U0001f600 \U0001f600 dog"], max_length=16)
+        else:
+            metric.compute(
+                predictions=[long_story, "\U0001f600 \U0001f600 \U0001f600 \U0001f600 dog"], max_length=16
+            )
+    messages = {str(w.message).split(":")[0][:40]: w.filename for w in record}
+    assert len(messages) == 2, messages  # the truncation warning and the unread-text warning
+    assert set(messages.values()) == {__file__}
