@@ -152,7 +152,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("source", type=pathlib.Path, help="a folder written by training/train_union.py")
     parser.add_argument(
-        "--target", type=pathlib.Path, default=DEFAULT_TARGET, help=f"default: metrics/union/{EMBEDDED_FOLDER} of this clone"
+        "--target",
+        type=pathlib.Path,
+        default=DEFAULT_TARGET,
+        help=f"default: metrics/union/{EMBEDDED_FOLDER} of this clone",
     )
     parser.add_argument(
         "--note", type=pathlib.Path, help="markdown inserted into the model card (commands, corpus)"
