@@ -13,6 +13,8 @@ from story_quality.union.story_text import CONFIG_KEY, ROC_STORIES, WRITING_PROM
 STORY = (
     "{name} went to the park. {name} saw a dog. The dog was happy. {name} threw a ball. They played all day."
 )
+# Word knowledge every machine has: quick, and the same rows everywhere.
+PLAIN_LEXICON = ["--tagger", "heuristic", "--wordnet", "none"]
 
 
 def test_help_explains_the_tool():
@@ -65,15 +67,7 @@ def test_nothing_to_do_is_an_argument_error(capsys):
 def test_technique_weights_reach_the_build_and_bad_ones_are_usage_errors(tmp_path, capsys):
     source = tmp_path / "stories.txt"
     source.write_text("\n".join(STORY.format(name=n) for n in ("Ken", "Mary", "Tom")))
-    common = [
-        str(source),
-        "--output-dir",
-        str(tmp_path / "out"),
-        "--tagger",
-        "heuristic",
-        "--wordnet",
-        "none",
-    ]
+    common = [str(source), "--output-dir", str(tmp_path / "out"), *PLAIN_LEXICON]
     assert build_union_data.main([*common, "--technique-probs", "partial_repetition=1"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["technique_probs"] == {"partial_repetition": 1.0}
@@ -131,7 +125,7 @@ def test_an_ngram_corpus_fits_the_continuations_without_the_corpus_own_stories(t
     elsewhere = "The red kite flew high. The wind was cold. Birds sang loudly. Rain fell at noon."
     # the second line opens like a corpus story (after normalisation): left out of the model
     outside.write_text(elsewhere + "\n" + STORY.format(name="Ken").lower() + "\n")
-    common = [str(source), "--tagger", "heuristic", "--wordnet", "none", "--ngram-fraction", "1"]
+    common = [str(source), *PLAIN_LEXICON, "--ngram-fraction", "1"]
     out_dir = tmp_path / "out"
     assert build_union_data.main([*common, "--output-dir", str(out_dir), "--ngram-corpus", str(outside)]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -172,18 +166,7 @@ def test_an_ngram_corpus_with_no_story_left_ends_the_command(tmp_path):
     outside.write_text(STORY.format(name="Ken") + "\n")
     with pytest.raises(SystemExit, match="no story left to fit the n-gram model on"):
         build_union_data.main(
-            [
-                str(source),
-                "--output-dir",
-                str(tmp_path / "out"),
-                "--tagger",
-                "heuristic",
-                "--wordnet",
-                "none",
-                "--ngram-fraction",
-                "1",
-                "--ngram-corpus",
-                str(outside),
-            ]
+            [str(source), "--output-dir", str(tmp_path / "out"), *PLAIN_LEXICON]
+            + ["--ngram-fraction", "1", "--ngram-corpus", str(outside)]
         )
     assert not (tmp_path / "out").exists()
