@@ -272,6 +272,30 @@ def with_ngram_continuations(
     return replaced_corpus
 
 
+def continue_openings(
+    args: argparse.Namespace, dataset: datasets.Dataset, normalization: StoryNormalization
+) -> datasets.Dataset:
+    """``--ngram-fraction``'s continuations, from ``--ngram-corpus``'s model or the corpus's own."""
+    model_texts = None
+    if args.ngram_corpus:
+        try:
+            model_texts = ngram_model_texts(
+                args.ngram_corpus,
+                dataset,
+                normalization,
+                read_held_out_stories(args.exclude_contexts_of) if args.exclude_contexts_of else [],
+                args.num_proc,
+            )
+        except (ValueError, FileNotFoundError) as error:
+            raise SystemExit(f"error: {error}") from None
+        if not model_texts[0]:
+            raise SystemExit(
+                f"error: --ngram-corpus {' '.join(args.ngram_corpus)}: no story left to fit the n-gram "
+                "model on (every one opens like a story of the corpus or of --exclude-contexts-of)"
+            )
+    return with_ngram_continuations(dataset, args.ngram_fraction, args.seed, args.ngram_order, model_texts)
+
+
 def drop_duplicate_stories(stories: datasets.Dataset) -> tuple[datasets.Dataset, int]:
     """The stories with every repeat of an identical text removed (first kept), and the count removed.
 
@@ -352,26 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         lexicon=Lexicon(tagger=args.tagger, wordnet=args.wordnet, conceptnet=args.conceptnet),
     )
     if args.ngram_fraction:
-        model_texts = None
-        if args.ngram_corpus:
-            try:
-                model_texts = ngram_model_texts(
-                    args.ngram_corpus,
-                    dataset,
-                    normalization,
-                    read_held_out_stories(args.exclude_contexts_of) if args.exclude_contexts_of else [],
-                    args.num_proc,
-                )
-            except (ValueError, FileNotFoundError) as error:
-                raise SystemExit(f"error: {error}") from None
-            if not model_texts[0]:
-                raise SystemExit(
-                    f"error: --ngram-corpus {' '.join(args.ngram_corpus)}: no story left to fit the n-gram "
-                    "model on (every one opens like a story of the corpus or of --exclude-contexts-of)"
-                )
-        dataset = with_ngram_continuations(
-            dataset, args.ngram_fraction, args.seed, args.ngram_order, model_texts
-        )
+        dataset = continue_openings(args, dataset, normalization)
     summary = read_summary(dataset)
     if len(dataset) == 0:
         raise SystemExit(
