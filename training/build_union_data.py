@@ -32,6 +32,7 @@ from story_quality.training.corpora import (
     ROC_STORIES_HUB_ID,
     WRITING_PROMPTS_HUB_ID,
     drop_shared_contexts,
+    held_out_contexts,
     load_stories,
 )
 from story_quality.training.negatives.build import build_union_copies, corpus_sha256, read_summary
@@ -236,7 +237,7 @@ def ngram_model_texts(
         desc="Normalising the n-gram model's stories",
     )
     contexts = set(corpus["context"])
-    contexts.update(first[0] for first in (normalization.sentences(story)[:1] for story in held_out) if first)
+    contexts.update(held_out_contexts(held_out, normalization))
     texts, dropped = stories_opening_elsewhere(normalised["sentences"], contexts)
     return texts, {"sources": sources, "stories": len(texts), "dropped_shared_contexts": dropped}
 

@@ -265,6 +265,12 @@ def load_stories(
     )
 
 
+def held_out_contexts(held_out: Sequence[str], normalization: StoryNormalization) -> set[str]:
+    """The leading sentences (normalised) of ``held_out``: the contexts training must not open with."""
+    first = [normalization.sentences(story)[:1] for story in held_out]
+    return {sentences[0] for sentences in first if sentences}
+
+
 def drop_shared_contexts(
     stories: datasets.Dataset, held_out: Sequence[str], normalization: StoryNormalization
 ) -> tuple[datasets.Dataset, int]:
@@ -273,8 +279,7 @@ def drop_shared_contexts(
     An evaluation set generated from test contexts leaks into training when a training story
     shares its context; compared after ``normalization``, so raw and normalised copies match.
     """
-    first = [normalization.sentences(story)[:1] for story in held_out]
-    contexts = {sentences[0] for sentences in first if sentences}
+    contexts = held_out_contexts(held_out, normalization)
 
     def keep(text: str | None) -> bool:
         sentences = normalization.sentences(text) if text else []
