@@ -52,6 +52,47 @@ def test_blocked_rows_never_repeat_a_trigram_and_free_rows_do():
     assert any(len(set(trigrams(prefix + c))) < len(trigrams(prefix + c)) for c in new[6:])
 
 
+def test_batched_sampling_reads_what_a_full_reread_of_each_row_alone_reads():
+    # top-1 draws: a row's continuation is fixed by the model; each step reading only the newest word
+    # (cached keys and values, left padding, held positions) must pick what re-reading the whole row picks
+    torch.manual_seed(3)
+    config = GPT2Config(
+        vocab_size=len(VOCABULARY),
+        n_positions=story_lm.BLOCK,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        tie_word_embeddings=False,
+    )
+    model = GPT2LMHeadModel(config).eval()
+    with torch.no_grad():  # large weights: a misplaced position or a padding word read changes the draw
+        for name, weight in model.named_parameters():
+            if name.endswith(("wte.weight", "wpe.weight", "c_attn.weight", "lm_head.weight")):
+                weight.normal_(0, 1)
+    wp = story_lm.DOMAIN_TOKEN["wp"]
+    prefixes = [
+        [wp, VOCABULARY["a"]],
+        [wp, VOCABULARY["b"], VOCABULARY["c"], PERIOD, VOCABULARY["d"]],
+        [wp] + [VOCABULARY["c"]] * 9,
+    ]
+    new = story_lm.sample(
+        model,
+        prefixes,
+        [30] * 3,
+        ["wp"] * 3,
+        [False] * 3,
+        story_lm.SamplingOptions(top_k=1, margin=0, sentence_end_ids=frozenset({PERIOD})),
+    )
+    for prefix, continuation in zip(prefixes, new, strict=True):
+        history = list(prefix)
+        for _ in range(30):
+            with torch.no_grad():
+                logits = model(input_ids=torch.tensor([history])).logits[0, -1]
+            logits[: len(story_lm.SPECIALS)] = -float("inf")
+            history.append(int(logits.argmax()))
+        assert continuation == history[len(prefix) :]
+
+
 def test_samples_hold_no_specials_and_roc_rows_stop_after_four_sentences():
     torch.manual_seed(2)
     prefixes = [
@@ -511,6 +552,24 @@ def test_export_refuses_a_writingprompts_text_in_no_fold(tmp_path):
         json.loads(line) for line in (tmp_path / "work" / lm_continuations.TARGETS).read_text().splitlines()
     ]
     assert target["domain"] == "roc" and target["story_sha256"] == hashlib.sha256(STORY.encode()).hexdigest()
+
+
+def test_export_counts_no_sentence_at_an_abbreviations_full_stop(tmp_path):
+    """UNION's reference 3256: five sentences, eight full stops, three of them after "mr"."""
+    datasets.Dataset.from_dict({"text": ["r ."], "label": [1]}).save_to_disk(str(tmp_path / "roc"))
+    for fold in (0, 1):
+        datasets.Dataset.from_dict({"text": [f"w{fold} ."], "label": [1]}).save_to_disk(
+            str(tmp_path / f"wp{fold}")
+        )
+    story = "mr . [MALE] taught . kids loved mr . [MALE] . it was fun . police came . they took mr . [MALE] ."
+    pairs({3: story}).save_to_disk(str(tmp_path / "corpus"))
+    folds = [tmp_path / "wp0", tmp_path / "wp1"]
+    summary = lm_continuations.export(tmp_path / "corpus", tmp_path / "roc", folds, tmp_path / "work")
+    assert summary["targets"] == {"roc": 1}
+    eight = story.replace("mr .", "sir .")
+    pairs({3: eight}).save_to_disk(str(tmp_path / "eight"))
+    with pytest.raises(ValueError, match="with 8 sentences"):
+        lm_continuations.export(tmp_path / "eight", tmp_path / "roc", folds, tmp_path / "work2")
 
 
 def test_export_writes_only_a_new_folder_or_its_own(tmp_path, capsys):

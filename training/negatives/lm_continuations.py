@@ -30,7 +30,7 @@ from story_quality.training.output_folders import (
     written_whole,
     written_whole_file,
 )
-from story_quality.union.story_text import SENTENCE_STOPS
+from story_quality.union.story_text import ABBREVIATIONS, SENTENCE_STOPS
 
 from .story_lm import LMOptions, SamplingOptions, build_vocabulary, continue_stories, text_sha256, train_lm
 
@@ -134,7 +134,11 @@ def export_targets(
 
 def refuse_unlike_roc(words: Sequence[str], index: int, corpus_dir: pathlib.Path) -> None:
     """Fail when a story in no --wp-fold is longer than a ROC story: its WritingPrompts fold is missing."""
-    sentences = sum(word in SENTENCE_STOPS for word in words)
+    # the full stop of an abbreviation ("mr . [MALE]") ends no sentence
+    sentences = sum(
+        word in SENTENCE_STOPS and not (word == "." and i and words[i - 1] in ABBREVIATIONS)
+        for i, word in enumerate(words)
+    )
     if sentences > ROC_MAX_SENTENCES or len(words) > ROC_MAX_WORDS:
         raise ValueError(
             f"story {index} of {corpus_dir} is in no --wp-fold, but with {sentences} sentences and {len(words)} "

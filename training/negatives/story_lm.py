@@ -120,6 +120,8 @@ def train_lm(
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
+    from story_quality.union.scoring import autocast_for
+
     stream: list[int] = []
     shuffled = list(texts)
     random.Random(options.seed).shuffle(shuffled)
@@ -158,7 +160,7 @@ def train_lm(
 
     def valid_loss() -> float:
         model.eval()
-        with torch.no_grad(), torch.autocast(options.device, dtype=torch.bfloat16):
+        with torch.no_grad(), autocast_for(torch.device(options.device)):
             losses = [
                 model(input_ids=b, labels=b).loss.item() for b in batches(valid, torch.arange(len(valid)))
             ]
@@ -169,7 +171,7 @@ def train_lm(
     started = time.time()
     for epoch in range(options.epochs):
         for batch in batches(train, torch.randperm(len(train))):
-            with torch.autocast(options.device, dtype=torch.bfloat16):
+            with autocast_for(torch.device(options.device)):
                 loss = model(input_ids=batch, labels=batch).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -207,6 +209,8 @@ def sample(
     a 3-gram, their prefix included. Specials are never drawn."""
     import torch
 
+    from story_quality.union.scoring import autocast_for
+
     rows, width = len(prefixes), max(len(p) for p in prefixes)
     ids = torch.full((rows, width), PAD, dtype=torch.long)
     mask = torch.zeros((rows, width), dtype=torch.long)
@@ -225,14 +229,22 @@ def sample(
     ends = [0] * rows
     done = [False] * rows
     never = torch.tensor([PAD, UNK, EOS, *DOMAIN_TOKEN.values()], device=options.device)
+    past = None  # the keys and values of every word read so far: each step reads only the newest word
     for _ in range(max(limits) + options.margin):
         # rows already done keep growing unread; their positions are held inside the window
         positions = (mask.cumsum(-1) - 1).clamp(min=0, max=BLOCK - 1)
-        with torch.no_grad(), torch.autocast(options.device, dtype=torch.bfloat16):
-            hidden = model.transformer(
-                input_ids=ids, attention_mask=mask, position_ids=positions
-            ).last_hidden_state
-            logits = model.lm_head(hidden[:, -1]).float()
+        if past is not None:
+            ids, positions = ids[:, -1:], positions[:, -1:]
+        with torch.no_grad(), autocast_for(torch.device(options.device)):
+            output = model.transformer(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=positions,
+                past_key_values=past,
+                use_cache=True,
+            )
+            past = output.past_key_values
+            logits = model.lm_head(output.last_hidden_state[:, -1]).float()
         logits[:, never] = -float("inf")
         ban_rows, ban_cols = [], []
         for row in range(rows):
@@ -247,7 +259,7 @@ def sample(
         top[stuck, 0] = 0.0
         choice = torch.multinomial(torch.softmax(top / options.temperature, dim=-1), 1)
         chosen = where.gather(-1, choice)
-        ids = torch.cat([ids, chosen], dim=1)
+        ids = chosen
         mask = torch.cat([mask, torch.ones_like(chosen)], dim=1)
         for row, (word, is_stuck) in enumerate(zip(chosen.squeeze(1).tolist(), stuck.tolist(), strict=True)):
             if done[row]:
