@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import inspect
 import math
 import random
 import time
@@ -230,6 +231,10 @@ def sample(
     done = [False] * rows
     never = torch.tensor([PAD, UNK, EOS, *DOMAIN_TOKEN.values()], device=options.device)
     past = None  # the keys and values of every word read so far: each step reads only the newest word
+    # transformers renamed the forward's past_key_values to cache; the name this version reads
+    cache = (
+        "cache" if "cache" in inspect.signature(model.transformer.forward).parameters else "past_key_values"
+    )
     for _ in range(max(limits) + options.margin):
         # rows already done keep growing unread; their positions are held inside the window
         positions = (mask.cumsum(-1) - 1).clamp(min=0, max=BLOCK - 1)
@@ -240,10 +245,10 @@ def sample(
                 input_ids=ids,
                 attention_mask=mask,
                 position_ids=positions,
-                past_key_values=past,
                 use_cache=True,
+                **{cache: past},
             )
-            past = output.past_key_values
+            past = output[cache]
             logits = model.lm_head(output.last_hidden_state[:, -1]).float()
         logits[:, never] = -float("inf")
         ban_rows, ban_cols = [], []
