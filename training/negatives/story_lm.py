@@ -11,6 +11,7 @@ blocking (no 3-gram twice, a common setting of story generators) and the second 
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
 import inspect
 import math
@@ -169,10 +170,14 @@ def train_lm(
         return sum(losses) / len(losses)
 
     best, best_state, history = float("inf"), None, []
+    # bf16 on a GPU that has it, else fp32: fp16 would want a gradient scaler, and bf16 autocast on a
+    # CPU without bf16 instructions ran 16 times slower than fp32
+    bf16 = options.device.startswith("cuda") and torch.cuda.is_bf16_supported()
+    training_precision = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     started = time.time()
     for epoch in range(options.epochs):
         for batch in batches(train, torch.randperm(len(train))):
-            with autocast_for(torch.device(options.device)):
+            with training_precision:
                 loss = model(input_ids=batch, labels=batch).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
