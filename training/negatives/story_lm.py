@@ -114,6 +114,49 @@ def encode(text: str, vocabulary: dict[str, int]) -> list[int]:
     return [vocabulary.get(word, UNK) for word in text.split()]
 
 
+def windows(texts: Sequence[tuple[str, str]], vocabulary: dict[str, int], seed: int) -> list[list[int]]:
+    """The texts shuffled, each as its domain word, its words and ``EOS``, packed into windows of ``BLOCK``."""
+    stream: list[int] = []
+    shuffled = list(texts)
+    random.Random(seed).shuffle(shuffled)
+    for domain, text in shuffled:
+        stream += [DOMAIN_TOKEN[domain], *encode(text, vocabulary), EOS]
+    if len(stream) < 2 * BLOCK:
+        raise ValueError(f"The LM's texts hold {len(stream)} words: fewer than two windows of {BLOCK}.")
+    return [stream[start : start + BLOCK] for start in range(0, len(stream) // BLOCK * BLOCK, BLOCK)]
+
+
+def left_padded(prefixes: Sequence[Sequence[int]], device: str) -> tuple[Any, Any]:
+    """``prefixes`` as one batch of word ids padded on the left, and its attention mask."""
+    import torch
+
+    rows, width = len(prefixes), max(len(p) for p in prefixes)
+    ids = torch.full((rows, width), PAD, dtype=torch.long)
+    mask = torch.zeros((rows, width), dtype=torch.long)
+    for row, prefix in enumerate(prefixes):
+        ids[row, width - len(prefix) :] = torch.tensor(prefix)
+        mask[row, width - len(prefix) :] = 1
+    return ids.to(device), mask.to(device)
+
+
+def trigram_tables(prefixes: Sequence[Sequence[int]]) -> list[dict[tuple[int, int], set[int]]]:
+    """Per prefix, the words already seen after each pair of words: what 3-gram blocking bans."""
+    tables = []
+    for prefix in prefixes:
+        table: dict[tuple[int, int], set[int]] = collections.defaultdict(set)
+        for a, b, c in zip(prefix, prefix[1:], prefix[2:], strict=False):
+            table[(a, b)].add(c)
+        tables.append(table)
+    return tables
+
+
+def cache_argument(model: Any) -> str:
+    """The forward's name for the cached keys and values: transformers renamed past_key_values to cache."""
+    return (
+        "cache" if "cache" in inspect.signature(model.transformer.forward).parameters else "past_key_values"
+    )
+
+
 def train_lm(
     texts: Sequence[tuple[str, str]], vocabulary: dict[str, int], options: LMOptions
 ) -> tuple[Any, dict[str, Any]]:
@@ -124,14 +167,7 @@ def train_lm(
 
     from story_quality.union.scoring import autocast_for
 
-    stream: list[int] = []
-    shuffled = list(texts)
-    random.Random(options.seed).shuffle(shuffled)
-    for domain, text in shuffled:
-        stream += [DOMAIN_TOKEN[domain], *encode(text, vocabulary), EOS]
-    if len(stream) < 2 * BLOCK:
-        raise ValueError(f"The LM's texts hold {len(stream)} words: fewer than two windows of {BLOCK}.")
-    blocks = torch.tensor(stream[: len(stream) // BLOCK * BLOCK]).view(-1, BLOCK)
+    blocks = torch.tensor(windows(texts, vocabulary, options.seed))
     held = max(1, len(blocks) // 50)
     train, valid = blocks[held:], blocks[:held]
     config = GPT2Config(
@@ -217,33 +253,19 @@ def sample(
 
     from story_quality.union.scoring import autocast_for
 
-    rows, width = len(prefixes), max(len(p) for p in prefixes)
-    ids = torch.full((rows, width), PAD, dtype=torch.long)
-    mask = torch.zeros((rows, width), dtype=torch.long)
-    for row, prefix in enumerate(prefixes):
-        ids[row, width - len(prefix) :] = torch.tensor(prefix)
-        mask[row, width - len(prefix) :] = 1
-    ids, mask = ids.to(options.device), mask.to(options.device)
-    seen: list[dict[tuple[int, int], set[int]]] = []
-    for prefix in prefixes:
-        table: dict[tuple[int, int], set[int]] = collections.defaultdict(set)
-        for a, b, c in zip(prefix, prefix[1:], prefix[2:], strict=False):
-            table[(a, b)].add(c)
-        seen.append(table)
+    rows = len(prefixes)
+    ids, mask = left_padded(prefixes, options.device)
+    seen = trigram_tables(prefixes)
     histories = [list(p) for p in prefixes]
     new: list[list[int]] = [[] for _ in prefixes]
     ends = [0] * rows
     done = [False] * rows
     never = torch.tensor([PAD, UNK, EOS, *DOMAIN_TOKEN.values()], device=options.device)
-    past = None  # the keys and values of every word read so far: each step reads only the newest word
-    # transformers renamed the forward's past_key_values to cache; the name this version reads
-    cache = (
-        "cache" if "cache" in inspect.signature(model.transformer.forward).parameters else "past_key_values"
-    )
+    past, cache = None, cache_argument(model)  # the keys and values of every word read so far
     for _ in range(max(limits) + options.margin):
         # rows already done keep growing unread; their positions are held inside the window
         positions = (mask.cumsum(-1) - 1).clamp(min=0, max=BLOCK - 1)
-        if past is not None:
+        if past is not None:  # the words before are cached: read only the newest
             ids, positions = ids[:, -1:], positions[:, -1:]
         with torch.no_grad(), autocast_for(torch.device(options.device)):
             output = model.transformer(
