@@ -389,6 +389,57 @@ def test_generate_replaces_only_its_own_samples_and_only_with_overwrite(tmp_path
     ]
 
 
+def two_fold_work(folder: pathlib.Path) -> pathlib.Path:
+    work = work_folder(folder)
+    target = {"story_index": 1, "domain": "roc", "fold": 1, "text": "c d . a b . d c . b a ."}
+    with open(work / lm_continuations.TARGETS, "a") as handle:
+        handle.write(json.dumps(target) + "\n")
+    return work
+
+
+def test_generate_cut_short_goes_on_from_its_last_finished_fold(tmp_path, monkeypatch, capsys):
+    trained = []
+
+    def lm_cut_at_fold_1(texts, vocabulary, lm_options):
+        trained.append(len(trained))
+        if len(trained) == 2:
+            raise KeyboardInterrupt
+        return fake_lm(texts, vocabulary, lm_options)
+
+    (tmp_path / "clean").mkdir()
+    monkeypatch.setattr(lm_continuations, "train_lm", fake_lm)
+    generate(two_fold_work(tmp_path / "clean"), tmp_path / "clean" / "samples.jsonl")
+    monkeypatch.setattr(lm_continuations, "train_lm", lm_cut_at_fold_1)
+    work, samples = two_fold_work(tmp_path), tmp_path / "samples.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        generate(work, samples)
+    assert not samples.exists() and (tmp_path / "samples_fold0.partial.json").is_file()
+    monkeypatch.setattr(lm_continuations, "train_lm", lambda *a: trained.append(len(trained)) or fake_lm(*a))
+    generate(work, samples)
+    assert trained == [0, 1, 2]  # fold 0 was not trained again
+    assert "fold 0: its samples from an interrupted run" in capsys.readouterr().out
+    assert samples.read_bytes() == (tmp_path / "clean" / "samples.jsonl").read_bytes()
+    assert not list(tmp_path.glob("*.partial.json"))
+
+
+def test_generate_makes_a_fold_again_under_other_settings_and_never_takes_a_foreign_file(
+    tmp_path, monkeypatch, capsys
+):
+    work, samples = two_fold_work(tmp_path), tmp_path / "samples.jsonl"
+    trained = []
+    monkeypatch.setattr(lm_continuations, "train_lm", lambda *a: trained.append(1) or fake_lm(*a))
+    stale = {"settings": "another run", "trained": {}, "samples": [{"text": "stale"}]}
+    (tmp_path / "samples_fold0.partial.json").write_text(json.dumps(stale))
+    generate(work, samples)
+    assert len(trained) == 2 and "stale" not in samples.read_text()
+    (tmp_path / "other_fold1.partial.json").write_text('{"notes": 1}')
+    monkeypatch.setattr(lm_continuations, "train_lm", lambda *a: pytest.fail("an LM was trained"))
+    with pytest.raises(SystemExit):
+        generate(work, tmp_path / "other.jsonl")
+    assert "other_fold1.partial.json beside it was not written by generate" in capsys.readouterr().err
+    assert (tmp_path / "other_fold1.partial.json").read_text() == '{"notes": 1}'
+
+
 def test_generate_refuses_targets_that_are_samples(tmp_path, monkeypatch, capsys):
     """Case 6: after ``--out work/targets.jsonl``, a rerun continued the continuations without a word."""
     work = work_folder(tmp_path)

@@ -19,7 +19,7 @@ import random
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from story_quality.training.output_folders import (
@@ -230,7 +230,9 @@ def generate(
     overwrite: bool = False,
 ) -> dict[str, Any]:
     """Train one LM per fold and write two samples per target story to ``out`` (JSON lines), and
-    ``<out>_record.json`` (the LMs' losses, the samples' sha256); both written whole."""
+    ``<out>_record.json`` (the LMs' losses, the samples' sha256); both written whole. Each fold's
+    samples wait in ``<out>_fold<N>.partial.json`` until every fold is done, so a run cut short goes
+    on from its last finished fold when run again with the same work folder and settings."""
     check_samples_output(work, out, overwrite)
     roc, wp, targets = read_work(work)
     vocabulary = build_vocabulary(roc + [text for fold in wp for text in fold], vocabulary_size)
@@ -238,24 +240,91 @@ def generate(
         sampling, sentence_end_ids=frozenset(vocabulary[w] for w in SENTENCE_STOPS if w in vocabulary)
     )
     record: dict[str, Any] = {"vocabulary": len(vocabulary), "folds": []}
-    rng = random.Random(lm.seed)
-    with written_whole_file(out) as scratch, open(scratch, "w", encoding="utf-8") as handle:
-        for number in range(len(wp)):
+    key = settings_key(work, vocabulary_size, lm, sampling, batch_size)
+    resumed = [read_fold(out, number, key) for number in range(len(wp))]  # before any training: may refuse
+    folds = []
+    for number, done in enumerate(resumed):
+        if done is None:
             texts = [("roc", t) for t in roc] + [
                 ("wp", t) for other, fold in enumerate(wp) if other != number for t in fold
             ]
             print(f"fold {number}: an LM on {len(texts)} texts", flush=True)
-            model, trained = train_lm(texts, vocabulary, lm)
-            record["folds"].append(trained)
-            for domain in ("roc", "wp"):
-                mine = [t for t in targets if t["fold"] == number and t["domain"] == domain]
-                started = time.time()
-                samples = continue_stories(model, mine, vocabulary, sampling, batch_size) if mine else []
-                handle.writelines(json.dumps(s) + "\n" for s in samples)
-                print(f"  {domain}: {len(samples)} samples, {time.time() - started:.0f} s", flush=True)
-                for shown in rng.sample(samples, min(2, len(samples))):
-                    print(f"  e.g. (blocked={shown['blocked']}) {shown['text'][:400]}", flush=True)
+            done = fold_samples(
+                train_lm(texts, vocabulary, lm), number, targets, vocabulary, sampling, batch_size
+            )
+            with written_whole_file(fold_path(out, number)) as scratch:  # a rerun goes on from here
+                scratch.write_text(json.dumps({"settings": key, **done}), encoding="utf-8")
+        else:
+            print(
+                f"fold {number}: its samples from an interrupted run ({fold_path(out, number).name})",
+                flush=True,
+            )
+        record["folds"].append(done["trained"])
+        folds.append(done["samples"])
+    with written_whole_file(out) as scratch, open(scratch, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(s) + "\n" for samples in folds for s in samples)
     record["samples_sha256"] = hashlib.sha256(out.read_bytes()).hexdigest()
     with written_whole_file(record_path(out)) as scratch:
         scratch.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    for number in range(len(wp)):
+        fold_path(out, number).unlink(missing_ok=True)
     return record
+
+
+def fold_samples(
+    trained_lm: tuple[Any, dict[str, Any]],
+    number: int,
+    targets: Sequence[dict[str, Any]],
+    vocabulary: dict[str, int],
+    sampling: SamplingOptions,
+    batch_size: int,
+) -> dict[str, Any]:
+    """One fold's LM record and its samples of the fold's targets, ROC stories first; two shown."""
+    model, trained = trained_lm
+    rng = random.Random(number)
+    samples: list[dict[str, Any]] = []
+    for domain in ("roc", "wp"):
+        mine = [t for t in targets if t["fold"] == number and t["domain"] == domain]
+        started = time.time()
+        drawn = continue_stories(model, mine, vocabulary, sampling, batch_size) if mine else []
+        print(f"  {domain}: {len(drawn)} samples, {time.time() - started:.0f} s", flush=True)
+        for shown in rng.sample(drawn, min(2, len(drawn))):
+            print(f"  e.g. (blocked={shown['blocked']}) {shown['text'][:400]}", flush=True)
+        samples += drawn
+    return {"trained": trained, "samples": samples}
+
+
+def fold_path(out: pathlib.Path, number: int) -> pathlib.Path:
+    """Where generate keeps fold ``number``'s samples until every fold is done."""
+    return out.with_name(f"{out.stem}_fold{number}.partial.json")
+
+
+def settings_key(
+    work: pathlib.Path, vocabulary_size: int, lm: LMOptions, sampling: SamplingOptions, batch_size: int
+) -> str:
+    """The sha256 of what a fold's samples depend on: the work folder's files and every setting but the device."""
+    digest = hashlib.sha256()
+    for path in sorted([work / "lm_roc.txt", work / TARGETS, *work.glob("lm_wp_*.txt")]):
+        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    lm_settings = {k: v for k, v in asdict(lm).items() if k != "device"}
+    draws = {"top_k": sampling.top_k, "temperature": sampling.temperature, "margin": sampling.margin}
+    settings = {"vocabulary": vocabulary_size, "lm": lm_settings, "sampling": draws, "batch": batch_size}
+    digest.update(json.dumps(settings, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def read_fold(out: pathlib.Path, number: int, key: str) -> dict[str, Any] | None:
+    """An interrupted run's samples of fold ``number`` made with the same settings, or None."""
+    path = fold_path(out, number)
+    if not path.is_file():
+        return None
+    try:
+        done = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        done = None
+    if not isinstance(done, dict) or not {"settings", "trained", "samples"} <= done.keys():
+        raise FileExistsError(
+            f"--out {out}: {path.name} beside it was not written by generate, which keeps a fold's samples "
+            "there; move it or choose another --out."
+        )
+    return done if done["settings"] == key else None  # another run's settings: made again
