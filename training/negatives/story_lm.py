@@ -157,6 +157,15 @@ def cache_argument(model: Any) -> str:
     )
 
 
+def lm_training_precision(device: str) -> contextlib.AbstractContextManager:
+    """bf16 autocast on a GPU that has bf16, else fp32: fp16 would want a gradient scaler, and bf16
+    autocast on a CPU without bf16 instructions ran 16 times slower than fp32."""
+    import torch
+
+    bf16 = device.startswith("cuda") and torch.cuda.is_bf16_supported()
+    return torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+
+
 def train_lm(
     texts: Sequence[tuple[str, str]], vocabulary: dict[str, int], options: LMOptions
 ) -> tuple[Any, dict[str, Any]]:
@@ -165,6 +174,7 @@ def train_lm(
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
+    from story_quality.batching import progress
     from story_quality.union.scoring import autocast_for
 
     blocks = torch.tensor(windows(texts, vocabulary, options.seed))
@@ -182,7 +192,8 @@ def train_lm(
     )
     torch.manual_seed(options.seed)
     model = GPT2LMHeadModel(config).to(options.device)
-    total = math.ceil(len(train) / options.batch_size) * options.epochs
+    steps = math.ceil(len(train) / options.batch_size)  # an epoch's
+    total = steps * options.epochs
     warmup = max(1, min(200, total // 10))
     optimizer = torch.optim.AdamW(model.parameters(), lr=options.learning_rate, weight_decay=0.1)
     schedule = torch.optim.lr_scheduler.LambdaLR(
@@ -206,13 +217,11 @@ def train_lm(
         return sum(losses) / len(losses)
 
     best, best_state, history = float("inf"), None, []
-    # bf16 on a GPU that has it, else fp32: fp16 would want a gradient scaler, and bf16 autocast on a
-    # CPU without bf16 instructions ran 16 times slower than fp32
-    bf16 = options.device.startswith("cuda") and torch.cuda.is_bf16_supported()
-    training_precision = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    training_precision = lm_training_precision(options.device)
     started = time.time()
     for epoch in range(options.epochs):
-        for batch in batches(train, torch.randperm(len(train))):
+        order = torch.randperm(len(train))
+        for batch in progress(batches(train, order), total=steps, desc=f"LM epoch {epoch + 1}", unit="step"):
             with training_precision:
                 loss = model(input_ids=batch, labels=batch).loss
             loss.backward()
