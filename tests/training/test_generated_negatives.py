@@ -462,6 +462,7 @@ def test_generate_refuses_targets_that_are_samples(tmp_path, monkeypatch, capsys
         ("--lm-epochs", "0", "must be at least 1, got 0"),
         ("--gen-batch", "0", "must be at least 1, got 0"),
         ("--margin", "-1", "must be at least 0, got -1"),
+        ("--width", "129", "129 does not split evenly into its 2 attention heads"),
     ],
 )
 def test_generate_checks_its_numbers_before_any_training(

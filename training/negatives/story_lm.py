@@ -40,6 +40,18 @@ class LMOptions:
     seed: int = 7
     device: str = "cpu"
 
+    def __post_init__(self) -> None:
+        if self.width % self.heads:
+            raise ValueError(
+                f"--width: {self.width} does not split evenly into its {self.heads} attention heads "
+                f"(one per 64 widths); take a multiple of {self.heads}, such as {self.width - self.width % self.heads}"
+            )
+
+    @property
+    def heads(self) -> int:
+        """Attention heads: one per 64 widths, as GPT-2's 768 / 12."""
+        return max(1, self.width // 64)
+
 
 @dataclass
 class SamplingOptions:
@@ -185,7 +197,7 @@ def train_lm(
         n_positions=BLOCK,
         n_embd=options.width,
         n_layer=options.layers,
-        n_head=max(1, options.width // 64),
+        n_head=options.heads,
         bos_token_id=EOS,
         eos_token_id=EOS,
         pad_token_id=PAD,
