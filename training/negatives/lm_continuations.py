@@ -307,7 +307,8 @@ def settings_key(
     for path in sorted([work / "lm_roc.txt", work / TARGETS, *work.glob("lm_wp_*.txt")]):
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     lm_settings = {k: v for k, v in asdict(lm).items() if k != "device"}
-    draws = {"top_k": sampling.top_k, "temperature": sampling.temperature, "margin": sampling.margin}
+    # sentence ends follow from the vocabulary, which the work files and its size fix
+    draws = {k: v for k, v in asdict(sampling).items() if k not in ("device", "sentence_end_ids")}
     settings = {"vocabulary": vocabulary_size, "lm": lm_settings, "sampling": draws, "batch": batch_size}
     digest.update(json.dumps(settings, sort_keys=True).encode())
     return digest.hexdigest()
