@@ -45,13 +45,13 @@ from story_quality.training.negatives.build import corpus_sha256
 from story_quality.training.output_folders import check_resumed_run, write_run_record
 from story_quality.training.union_model import (
     DEFAULT_RECONSTRUCTION_WEIGHT,
-    ID2LABEL,
-    LABEL2ID,
-    BertForUnionTraining,
     UnionDataCollator,
     add_placeholder_tokens,
+    check_encoder,
     encode_union_examples,
     export_classifier,
+    load_union_model,
+    uses_reconstruction,
 )
 from story_quality.training.union_pairs import load_pairs, split_held_out
 from story_quality.training.union_presets import PRESETS, CorpusPreset
@@ -213,6 +213,7 @@ def parse_run(argv: Sequence[str] | None) -> Run:
     preset = PRESETS[data_args.normalization]
     args.label_names = ["labels"]
     check_run_numbers(model_args, args)
+    check_encoder(model_args.model_name_or_path, model_args.reconstruction_weight)
     checkpoint = run_setup.resume_checkpoint(args)
     if checkpoint:
         check_resumed_run(checkpoint, run_facts(model_args, data_args))
@@ -264,11 +265,8 @@ def training_facts(run: Run, train: datasets.Dataset, validation: datasets.Datas
 
 def load_model(
     run: Run, tokenizer: transformers.PreTrainedTokenizerBase, added: list[str]
-) -> BertForUnionTraining:
-    model = BertForUnionTraining.from_pretrained(
-        run.model_args.model_name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
-    )
-    model.reconstruction_weight = run.model_args.reconstruction_weight
+) -> transformers.PreTrainedModel:
+    model = load_union_model(run.model_args.model_name_or_path, run.model_args.reconstruction_weight)
     positions = model.config.max_position_embeddings
     if run.model_args.max_length > positions:
         raise ValueError(
@@ -323,7 +321,7 @@ def check_and_record_data(run: Run, train: datasets.Dataset) -> None:
 
 def train_model(
     run: Run,
-    model: BertForUnionTraining,
+    model: transformers.PreTrainedModel,
     tokenizer: transformers.PreTrainedTokenizerBase,
     train: datasets.Dataset,
     validation: datasets.Dataset | None,
@@ -332,7 +330,7 @@ def train_model(
     args, data_args = run.args, run.data_args
 
     def tokenise(split: datasets.Dataset, name: str) -> datasets.Dataset:
-        return split.map(
+        features = split.map(
             encode_union_examples,
             batched=True,
             fn_kwargs={"tokenizer": tokenizer, "max_length": run.model_args.max_length},
@@ -340,6 +338,8 @@ def train_model(
             num_proc=data_args.preprocessing_num_workers,
             desc=f"Tokenising {name}",
         )
+        # A classifier without the reconstruction term takes no targets (another encoder's rejects them).
+        return features if uses_reconstruction(model) else features.remove_columns("reconstruction_labels")
 
     with args.main_process_first(desc="tokenisation"):
         train_features = tokenise(train, "training pairs")

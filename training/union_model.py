@@ -8,6 +8,10 @@ training loss is ``cls_loss + reconstruction_weight * reconstruction_loss`` (UNI
 
 Only the classifier is published: :func:`export_classifier` turns a trained model into the
 plain ``BertForSequenceClassification`` the ``union`` metric loads, without the head.
+
+Other encoders (MPNet, RoBERTa, ...) have no BERT masked-LM head to reconstruct with; with the
+reconstruction term off they train as their own ``AutoModelForSequenceClassification``
+(:func:`load_union_model`), which is already the classifier the metric loads.
 """
 
 from __future__ import annotations
@@ -23,10 +27,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 from transformers import (
+    AutoConfig,
+    AutoModelForSequenceClassification,
     AutoTokenizer,
     BertForSequenceClassification,
     BertModel,
     BertPreTrainedModel,
+    PreTrainedModel,
     PreTrainedTokenizerBase,
 )
 from transformers.models.bert.modeling_bert import BertOnlyMLMHead
@@ -243,13 +250,47 @@ def add_placeholder_tokens(tokenizer: PreTrainedTokenizerBase) -> list[str]:
     return missing
 
 
-def export_classifier(
-    model: BertForUnionTraining, normalization: StoryNormalization
-) -> BertForSequenceClassification:
+def check_encoder(name_or_path: str, reconstruction_weight: float) -> str:
+    """The encoder's ``model_type``; refuses reconstruction for an encoder without BERT's masked-LM head."""
+    model_type = AutoConfig.from_pretrained(name_or_path).model_type
+    if model_type != "bert" and reconstruction_weight:
+        raise ValueError(
+            f"--reconstruction_weight {reconstruction_weight} needs a BERT encoder (its masked-LM head "
+            f"rebuilds the story); {name_or_path} is a {model_type!r} model: pass --reconstruction_weight 0."
+        )
+    return model_type
+
+
+def load_union_model(name_or_path: str, reconstruction_weight: float) -> PreTrainedModel:
+    """UNION's training model: BERT's joint model, or another encoder's plain two-class classifier."""
+    if check_encoder(name_or_path, reconstruction_weight) != "bert":
+        return AutoModelForSequenceClassification.from_pretrained(
+            name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
+        )
+    model = BertForUnionTraining.from_pretrained(
+        name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
+    )
+    model.reconstruction_weight = float(reconstruction_weight)
+    return model
+
+
+def uses_reconstruction(model: PreTrainedModel) -> bool:
+    """Whether ``model`` is trained with the reconstruction term (its batches need the targets)."""
+    return isinstance(model, BertForUnionTraining) and bool(model.reconstruction_weight)
+
+
+def export_classifier(model: PreTrainedModel, normalization: StoryNormalization) -> PreTrainedModel:
     """The plain classifier the ``union`` metric loads: same weights, no reconstruction head.
 
-    The text normalisation of the training data is recorded in ``config.union_normalization``.
+    A ``BertForUnionTraining`` becomes a ``BertForSequenceClassification``; another encoder's
+    classifier is already one. The text normalisation of the training data is recorded in
+    ``config.union_normalization``.
     """
+    if not isinstance(model, BertForUnionTraining):
+        model.config.id2label = dict(ID2LABEL)
+        model.config.label2id = dict(LABEL2ID)
+        setattr(model.config, CONFIG_KEY, normalization.to_dict())
+        return model.eval()
     config = copy.deepcopy(model.config)
     config.architectures = ["BertForSequenceClassification"]
     config.id2label = dict(ID2LABEL)
@@ -271,6 +312,10 @@ def export_trainer_checkpoint(
     like the final one: same classifier weights, the run's ``normalization``, its tokenizer.
     """
     output = pathlib.Path(output_dir)
-    export_classifier(BertForUnionTraining.from_pretrained(checkpoint), normalization).save_pretrained(output)
+    model_type = AutoConfig.from_pretrained(checkpoint).model_type
+    trained = (
+        BertForUnionTraining if model_type == "bert" else AutoModelForSequenceClassification
+    ).from_pretrained(checkpoint)
+    export_classifier(trained, normalization).save_pretrained(output)
     AutoTokenizer.from_pretrained(checkpoint).save_pretrained(output)
     return output

@@ -1,0 +1,105 @@
+"""train_union.py trains an encoder other than BERT (here a tiny MPNet) as its own classifier.
+
+Such an encoder has no BERT masked-LM head, so the reconstruction term must be off: the run is
+refused, naming the flag, before any pair is read, when it is not. With it off, the run writes an
+``MPNetForSequenceClassification`` the ``union`` metric loads, whose scores are the plain
+classifier's softmax, text by text.
+"""
+
+from __future__ import annotations
+
+import json
+
+import evaluate
+import pytest
+import tiny_models
+import torch
+from conftest import REPO
+from test_train_union import write_pairs
+from transformers import (
+    AutoConfig,
+    MPNetConfig,
+    MPNetForMaskedLM,
+    MPNetForSequenceClassification,
+    MPNetTokenizer,
+)
+
+from story_quality.training import train_union
+from story_quality.union.story_text import CONFIG_KEY, ROC_STORIES
+
+MAX_LENGTH = 48
+MPNET_SPECIAL = ["<s>", "<pad>", "</s>", "[UNK]", "<mask>"]
+
+
+@pytest.fixture(scope="module")
+def mpnet_start(tmp_path_factory):
+    """A tiny MPNet with its masked-LM head (as a pretrained encoder comes), its tokenizer, pairs."""
+    root = tmp_path_factory.mktemp("union-mpnet")
+    pieces = MPNET_SPECIAL + [p for p in tiny_models.vocabulary() if not p.startswith("[")]
+    tokenizer = MPNetTokenizer(
+        vocab={p: i for i, p in enumerate(pieces)}, do_lower_case=True, unk_token="[UNK]"
+    )
+    torch.manual_seed(0)
+    config = MPNetConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=66,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    MPNetForMaskedLM(config).save_pretrained(root / "base")
+    tokenizer.save_pretrained(root / "base")
+    write_pairs(root / "pairs.jsonl", 12, seed=5)
+    return root
+
+
+def arguments(root, output, weight: str) -> list[str]:
+    return [
+        "--model_name_or_path", str(root / "base"), "--dataset", str(root / "pairs.jsonl"),
+        "--output_dir", str(output), "--max_length", str(MAX_LENGTH), "--validation_fraction", "0",
+        "--reconstruction_weight", weight, "--max_steps", "3", "--per_device_train_batch_size", "4",
+        "--learning_rate", "1e-3", "--save_strategy", "no", "--eval_strategy", "no", "--report_to", "none",
+        "--use_cpu", "true", "--disable_tqdm", "true", "--dataloader_pin_memory", "false",
+    ]  # fmt: skip
+
+
+def test_reconstruction_with_an_encoder_without_bert_head_is_refused_before_reading_pairs(
+    mpnet_start, tmp_path
+):
+    args = arguments(mpnet_start, tmp_path / "run", "0.1")
+    args[args.index("--dataset") + 1] = str(tmp_path / "no-such-pairs.jsonl")
+    with pytest.raises(ValueError, match=r"--reconstruction_weight 0\.1 needs a BERT encoder.*'mpnet'"):
+        train_union.main(args)
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_mpnet_trains_as_the_classifier_the_metric_loads(mpnet_start, tmp_path):
+    output = tmp_path / "run"
+    train_union.main(arguments(mpnet_start, output, "0"))
+    assert AutoConfig.from_pretrained(output).architectures == ["MPNetForSequenceClassification"]
+    classifier = MPNetForSequenceClassification.from_pretrained(output).eval()
+    assert getattr(classifier.config, CONFIG_KEY) == ROC_STORIES.to_dict()
+    assert classifier.config.id2label == {0: "perturbed", 1: "human"}
+    start = MPNetForMaskedLM.from_pretrained(mpnet_start / "base")
+    moved = (
+        classifier.mpnet.encoder.layer[0].attention.attn.q.weight
+        - start.mpnet.encoder.layer[0].attention.attn.q.weight
+    )
+    assert moved.abs().max() > 1e-6  # the encoder trained, not only a head on frozen features
+
+    rows = [json.loads(line) for line in (mpnet_start / "pairs.jsonl").read_text().splitlines()][:6]
+    texts = [row["text"] for row in rows]
+    union = evaluate.load(str(REPO / "metrics" / "union"), str(output))
+    scores = union.compute(predictions=texts)["scores"]
+    tokenizer = union.scorer.tokenizer
+    expected = []
+    with torch.no_grad():
+        for text in texts:
+            encoded = tokenizer(
+                ROC_STORIES(text), truncation=True, max_length=MAX_LENGTH, return_tensors="pt"
+            )
+            expected.append(torch.softmax(classifier(**encoded).logits[0], -1)[1].item())
+    assert scores == pytest.approx(expected, abs=1e-5)
+    assert len(set(round(s, 6) for s in scores)) > 1
