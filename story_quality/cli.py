@@ -406,17 +406,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.command == "compare":
         return run_compare(args)
+    from accelerate import PartialState
+
     try:
         summary = score(args)
+        if PartialState().is_main_process:
+            print(summarise(args, summary), file=sys.stderr)
+        return 0
     except (UsageError, ValueError, TypeError, OSError) as error:
         if not isinstance(error, ProcessZeroError):
             print(f"story-quality: error: {error}", file=sys.stderr)
         return 2
-    from accelerate import PartialState
+    finally:
+        leave_process_group()
 
-    if PartialState().is_main_process:
-        print(summarise(args, summary), file=sys.stderr)
-    return 0
+
+def leave_process_group() -> None:
+    """Close the process group a launched run formed, so no gloo thread outlives the interpreter.
+
+    Left open, a CPU group's threads can still run at exit and abort a process that scored all its
+    rows ("terminate called without an active exception"), failing the launch.
+    """
+    import torch.distributed
+
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -487,6 +487,29 @@ def test_two_torchrun_processes_each_score_rows_and_write_the_one_process_file(t
     assert two.read_bytes() == one.read_bytes()
 
 
+@pytest.mark.parametrize("ends", ["scored", "refused"])
+def test_a_run_closes_the_process_group_it_formed_however_it_ends(tmp_path, monkeypatch, ends):
+    """A group left open at exit can abort a process that scored all its rows (a gloo thread at exit)."""
+    import torch.distributed as dist
+
+    def score_in_a_group(args):
+        dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+        if ends == "refused":
+            raise cli.UsageError("no rows")
+        return {"rows": 0, "skipped": 0, "resumed_from": 0, "signature": "s", "counts": [0]}
+
+    monkeypatch.setattr(cli, "score", score_in_a_group)
+    monkeypatch.setattr(cli, "summarise", lambda args, summary: "summary")
+    try:
+        assert run_cli(*union_args(tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path)) == (
+            0 if ends == "scored" else 2
+        )
+        assert not dist.is_initialized()
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
 def test_accelerates_cpu_launch_of_several_processes_is_refused_with_the_launch_that_works(
     tmp_path, checkpoint, monkeypatch, capsys
 ):
