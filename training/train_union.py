@@ -14,6 +14,8 @@ All arguments can also come from one JSON file: ``train_union.py config.json``.
 The output folder holds what the ``union`` metric loads: a plain
 ``BertForSequenceClassification`` (safetensors, reconstruction head left out) whose config
 records the text normalisation, its tokenizer, and a model card with the run's results.
+An encoder other than BERT (MPNet, RoBERTa, ...) trains, with ``--reconstruction_weight 0``,
+as its own ``AutoModelForSequenceClassification`` and is saved as that.
 """
 
 from __future__ import annotations
