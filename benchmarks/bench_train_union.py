@@ -13,6 +13,7 @@ should pass (``--train_sampling_strategy group_by_length``, ``--optim adamw_torc
 with one addition: a wrapper around ``BertForUnionTraining.forward`` that records
 each training forward's padded shape, the positions where the reconstruction head runs and a
 start time (a CUDA event on a GPU), so the FLOPs are those of the batches the Trainer made.
+BERT-family encoders only (the model the reconstruction loss belongs to).
 
 FLOPs of one training forward + backward (matrix products only), for ``B`` rows padded to
 ``L`` word pieces, ``P`` positions whose reconstruction target is not -100 (0 when lambda is

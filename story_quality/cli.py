@@ -408,29 +408,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_compare(args)
     from accelerate import PartialState
 
+    group_before = process_group_open()
     try:
         summary = score(args)
-        if PartialState().is_main_process:
-            print(summarise(args, summary), file=sys.stderr)
-        return 0
     except (UsageError, ValueError, TypeError, OSError) as error:
         if not isinstance(error, ProcessZeroError):
             print(f"story-quality: error: {error}", file=sys.stderr)
         return 2
     finally:
-        leave_process_group()
+        if not group_before and process_group_open():
+            leave_process_group()
+    if PartialState().is_main_process:
+        print(summarise(args, summary), file=sys.stderr)
+    return 0
+
+
+def process_group_open() -> bool:
+    import torch.distributed
+
+    return torch.distributed.is_available() and torch.distributed.is_initialized()
 
 
 def leave_process_group() -> None:
-    """Close the process group a launched run formed, so no gloo thread outlives the interpreter.
+    """Close the process group the run formed, so no gloo thread outlives the interpreter.
 
     Left open, a CPU group's threads can still run at exit and abort a process that scored all its
-    rows ("terminate called without an active exception"), failing the launch.
+    rows ("terminate called without an active exception"), failing the launch. A group the caller
+    had opened before is left to it.
     """
     import torch.distributed
 
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        torch.distributed.destroy_process_group()
+    torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

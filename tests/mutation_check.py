@@ -63,8 +63,8 @@ MUTATIONS = [
     Mutation(
         "train-union-no-reconstruction",
         "train_union.py sets the reconstruction weight to 0 whatever --reconstruction_weight says",
-        "training/train_union.py",
-        "model.reconstruction_weight = run.model_args.reconstruction_weight",
+        "training/union_model.py",
+        "model.reconstruction_weight = float(reconstruction_weight)",
         "model.reconstruction_weight = 0.0",
         ("tests/training/test_train_union_objective.py",),
     ),

@@ -1,4 +1,4 @@
-"""Train a UNION checkpoint: BERT told human stories from corrupted ones, plus reconstruction.
+"""Train a UNION checkpoint: an encoder told human stories from corrupted ones (BERT: plus reconstruction).
 
     accelerate launch training/train_union.py \\
         --model_name_or_path google-bert/bert-base-uncased \\
@@ -67,7 +67,11 @@ logger = logging.getLogger(__name__)
 class ModelArguments:
     model_name_or_path: str = field(
         default="google-bert/bert-base-uncased",
-        metadata={"help": "BERT checkpoint to start from (Hub id or folder); UNION used bert-base-uncased."},
+        metadata={
+            "help": "Encoder to start from (Hub id or folder); UNION used bert-base-uncased. BERT-family "
+            "encoders train with reconstruction; others (MPNet, ...) as their own classifier, "
+            "with --reconstruction_weight 0."
+        },
     )
     reconstruction_weight: float = field(
         default=DEFAULT_RECONSTRUCTION_WEIGHT,

@@ -307,9 +307,10 @@ def export_trainer_checkpoint(
 ) -> pathlib.Path:
     """Write a resumable ``checkpoint-N`` folder of a run as the folder the ``union`` metric loads.
 
-    The Trainer's checkpoints keep the reconstruction head and record no normalisation (the run
-    adds it only to its final export), so they are loaded as the training model and exported
-    like the final one: same classifier weights, the run's ``normalization``, its tokenizer.
+    The Trainer's checkpoints of a BERT run keep the reconstruction head, and no checkpoint
+    records the normalisation (the run adds it only to its final export), so they are loaded as
+    the training model and exported like the final one: same classifier weights, the run's
+    ``normalization``, its tokenizer.
     """
     output = pathlib.Path(output_dir)
     model_type = AutoConfig.from_pretrained(checkpoint).model_type

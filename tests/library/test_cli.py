@@ -510,6 +510,24 @@ def test_a_run_closes_the_process_group_it_formed_however_it_ends(tmp_path, monk
             dist.destroy_process_group()
 
 
+def test_a_process_group_the_caller_opened_stays_open(tmp_path, monkeypatch):
+    """Called from a program that runs its own group, the command leaves that group alone."""
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    monkeypatch.setattr(
+        cli,
+        "score",
+        lambda args: {"rows": 0, "skipped": 0, "resumed_from": 0, "signature": "s", "counts": [0]},
+    )
+    monkeypatch.setattr(cli, "summarise", lambda args, summary: "summary")
+    try:
+        assert run_cli(*union_args(tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path)) == 0
+        assert dist.is_initialized()
+    finally:
+        dist.destroy_process_group()
+
+
 def test_accelerates_cpu_launch_of_several_processes_is_refused_with_the_launch_that_works(
     tmp_path, checkpoint, monkeypatch, capsys
 ):

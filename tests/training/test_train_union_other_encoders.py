@@ -15,6 +15,7 @@ import pytest
 import tiny_models
 import torch
 from conftest import REPO
+from safetensors.torch import load_file
 from test_train_union import write_pairs
 from transformers import (
     AutoConfig,
@@ -25,6 +26,7 @@ from transformers import (
 )
 
 from story_quality.training import train_union
+from story_quality.training.union_model import export_trainer_checkpoint
 from story_quality.union.story_text import CONFIG_KEY, ROC_STORIES
 
 MAX_LENGTH = 48
@@ -60,7 +62,8 @@ def arguments(root, output, weight: str) -> list[str]:
         "--model_name_or_path", str(root / "base"), "--dataset", str(root / "pairs.jsonl"),
         "--output_dir", str(output), "--max_length", str(MAX_LENGTH), "--validation_fraction", "0",
         "--reconstruction_weight", weight, "--max_steps", "3", "--per_device_train_batch_size", "4",
-        "--learning_rate", "1e-3", "--save_strategy", "no", "--eval_strategy", "no", "--report_to", "none",
+        "--learning_rate", "1e-3", "--save_strategy", "steps", "--save_steps", "3", "--eval_strategy", "no",
+        "--report_to", "none",
         "--use_cpu", "true", "--disable_tqdm", "true", "--dataloader_pin_memory", "false",
     ]  # fmt: skip
 
@@ -75,9 +78,15 @@ def test_reconstruction_with_an_encoder_without_bert_head_is_refused_before_read
     assert not (tmp_path / "run").exists()
 
 
-def test_an_mpnet_trains_as_the_classifier_the_metric_loads(mpnet_start, tmp_path):
-    output = tmp_path / "run"
+@pytest.fixture(scope="module")
+def mpnet_run(mpnet_start):
+    output = mpnet_start / "run"
     train_union.main(arguments(mpnet_start, output, "0"))
+    return output
+
+
+def test_an_mpnet_trains_as_the_classifier_the_metric_loads(mpnet_start, mpnet_run):
+    output = mpnet_run
     assert AutoConfig.from_pretrained(output).architectures == ["MPNetForSequenceClassification"]
     classifier = MPNetForSequenceClassification.from_pretrained(output).eval()
     assert getattr(classifier.config, CONFIG_KEY) == ROC_STORIES.to_dict()
@@ -103,3 +112,13 @@ def test_an_mpnet_trains_as_the_classifier_the_metric_loads(mpnet_start, tmp_pat
             expected.append(torch.softmax(classifier(**encoded).logits[0], -1)[1].item())
     assert scores == pytest.approx(expected, abs=1e-5)
     assert len(set(round(s, 6) for s in scores)) > 1
+
+
+def test_its_kept_checkpoint_exports_as_the_classifier_the_run_published(mpnet_run, tmp_path):
+    exported = export_trainer_checkpoint(mpnet_run / "checkpoint-3", tmp_path / "e", ROC_STORIES)
+    final, mine = load_file(mpnet_run / "model.safetensors"), load_file(exported / "model.safetensors")
+    assert sorted(mine) == sorted(final)
+    assert all(torch.equal(mine[k], final[k]) for k in final)
+    config = json.loads((exported / "config.json").read_text())
+    assert config[CONFIG_KEY] == ROC_STORIES.to_dict()
+    assert config["architectures"] == ["MPNetForSequenceClassification"]

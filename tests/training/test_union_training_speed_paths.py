@@ -12,7 +12,7 @@ from torch.nn import functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from benchmarks import bench_train_union as bench
-from story_quality.training import train_union, union_model
+from story_quality.training import union_model
 from story_quality.training.union_model import (
     IGNORE_INDEX,
     BertForUnionTraining,
@@ -244,5 +244,5 @@ def test_recorded_run_notes_the_batches_the_trainer_made(tmp_path, tokenizer, mo
     assert [s["rows"] for s in steps] == [3] * 4
     assert all(0 < s["reconstructed"] < s["tokens"] <= s["rows"] * s["width"] for s in steps)
     assert [s["start"] for s in steps] == sorted(s["start"] for s in steps)
-    assert BertForUnionTraining.forward is train_union.BertForUnionTraining.forward
+    assert BertForUnionTraining.forward is union_model.BertForUnionTraining.forward
     assert not hasattr(BertForUnionTraining.forward, "__wrapped__")
