@@ -3,6 +3,7 @@
     python -m benchmarks.union_dev_suite                                    # the shipped default
     python -m benchmarks.union_dev_suite --checkpoint default --checkpoint outputs/union-mix \\
         --report benchmarks/results/union_dev_suite.md
+    python -m benchmarks.union_dev_suite --mean-of default outputs/union-mix   # their scores averaged
 
 Sets (``$STORY_QUALITY_DATA``, see ``benchmarks.shared_data``):
 
@@ -166,18 +167,22 @@ def load_union(checkpoint: str) -> UnionScorer:
 
 
 def evaluate_checkpoint(
-    checkpoint: str,
+    checkpoint: str | Sequence[str],
     rated: list[RatedSet],
     pairs: list[PairSet],
     batch_size: int,
     max_length: int | None,
     long_stories: str | None = None,
 ) -> dict[str, dict[str, float]]:
-    scorer = load_union(checkpoint)
+    """One checkpoint's figures; for several, the figures of the mean of their scores, text by text."""
+    scorers = [load_union(c) for c in ([checkpoint] if isinstance(checkpoint, str) else checkpoint)]
 
     def scores(texts: list[str]) -> np.ndarray:
-        read = scorer.score(texts, batch_size, max_length=max_length, long_stories=long_stories)
-        return np.asarray(read.scores, dtype=float)
+        read = [
+            scorer.score(texts, batch_size, max_length=max_length, long_stories=long_stories).scores
+            for scorer in scorers
+        ]
+        return np.asarray(read, dtype=float).mean(axis=0)
 
     rows: dict[str, dict[str, float]] = {}
     for rated_set in rated:
@@ -237,6 +242,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "(default: default)",
     )
     parser.add_argument(
+        "--mean-of",
+        nargs="+",
+        action="append",
+        default=[],
+        metavar="CHECKPOINT",
+        help="a row for the mean of these checkpoints' scores, text by text (each at its own window); "
+        "repeat for several rows",
+    )
+    parser.add_argument(
         "--max-length", type=int, help="word pieces kept per story (default: each checkpoint's window)"
     )
     parser.add_argument(
@@ -248,18 +262,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--report", type=pathlib.Path, help="also write the markdown report here")
     parser.add_argument("--json", type=pathlib.Path, help="also write the figures as JSON here")
     args = parser.parse_args(argv)
-    checkpoints = args.checkpoint or ["default"]
+    checkpoints = args.checkpoint or ([] if args.mean_of else ["default"])
+    rows = {c: c for c in checkpoints} | {" + ".join(group): group for group in args.mean_of}
     evaluate.logging.disable_progress_bar()
     started = time.perf_counter()
     rated, pairs = rated_sets(), pair_sets()
     results = {
-        checkpoint: evaluate_checkpoint(
-            checkpoint, rated, pairs, args.batch_size, args.max_length, args.long_stories
-        )
-        for checkpoint in checkpoints
+        row: evaluate_checkpoint(spec, rated, pairs, args.batch_size, args.max_length, args.long_stories)
+        for row, spec in rows.items()
     }
     command = "python -m benchmarks.union_dev_suite " + " ".join(
         [f"--checkpoint {c}" for c in checkpoints]
+        + [f"--mean-of {' '.join(group)}" for group in args.mean_of]
         + ([f"--max-length {args.max_length}"] if args.max_length else [])
         + ([f"--long-stories {args.long_stories}"] if args.long_stories else [])
     )

@@ -157,7 +157,7 @@ def compute_accuracy(prediction: transformers.EvalPrediction) -> dict[str, float
 
 @dataclass
 class Run:
-    """One run's settings, fixed before any work: arguments, corpus preset, resume point, annotations."""
+    """One run's settings, fixed before any work: arguments, corpus preset, resume point, annotations, encoder type."""
 
     model_args: ModelArguments
     data_args: DataArguments
@@ -167,6 +167,7 @@ class Run:
     push: bool
     checkpoint: str | None
     annotated: AnnotatedStories | None
+    model_type: str
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
@@ -219,14 +220,24 @@ def parse_run(argv: Sequence[str] | None) -> Run:
     preset = PRESETS[data_args.normalization]
     args.label_names = ["labels"]
     check_run_numbers(model_args, args)
-    check_encoder(model_args.model_name_or_path, model_args.reconstruction_weight)
+    model_type = check_encoder(
+        model_args.model_name_or_path, model_args.reconstruction_weight, model_args.max_length
+    )
     checkpoint = run_setup.resume_checkpoint(args)
     if checkpoint:
         check_resumed_run(checkpoint, run_facts(model_args, data_args))
     annotated = read_annotated_file(data_args.annotated_file) if data_args.annotated_file else None
     set_seed(args.seed)
     return Run(
-        model_args, data_args, args, preset, args.hub_model_id or preset.hub_id, push, checkpoint, annotated
+        model_args,
+        data_args,
+        args,
+        preset,
+        args.hub_model_id or preset.hub_id,
+        push,
+        checkpoint,
+        annotated,
+        model_type,
     )
 
 
@@ -272,13 +283,9 @@ def training_facts(run: Run, train: datasets.Dataset, validation: datasets.Datas
 def load_model(
     run: Run, tokenizer: transformers.PreTrainedTokenizerBase, added: list[str]
 ) -> transformers.PreTrainedModel:
-    model = load_union_model(run.model_args.model_name_or_path, run.model_args.reconstruction_weight)
-    positions = model.config.max_position_embeddings
-    if run.model_args.max_length > positions:
-        raise ValueError(
-            f"--max_length {run.model_args.max_length} exceeds the {positions} positions of "
-            f"{run.model_args.model_name_or_path}; pass at most {positions}."
-        )
+    model = load_union_model(
+        run.model_args.model_name_or_path, run.model_args.reconstruction_weight, run.model_type
+    )
     if added or model.config.vocab_size < len(tokenizer):
         model.resize_token_embeddings(len(tokenizer))
     if run.checkpoint:

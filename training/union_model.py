@@ -39,6 +39,7 @@ from transformers import (
 from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 from transformers.utils import ModelOutput
 
+from story_quality.model_positions import usable_positions
 from story_quality.union.story_text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
 
 IGNORE_INDEX = -100
@@ -250,27 +251,39 @@ def add_placeholder_tokens(tokenizer: PreTrainedTokenizerBase) -> list[str]:
     return missing
 
 
-def check_encoder(name_or_path: str, reconstruction_weight: float) -> str:
-    """The encoder's ``model_type``; refuses reconstruction for an encoder without BERT's masked-LM head."""
-    model_type = AutoConfig.from_pretrained(name_or_path).model_type
-    if model_type != "bert" and reconstruction_weight:
+def check_encoder(name_or_path: str, reconstruction_weight: float, max_length: int) -> str:
+    """The encoder's ``model_type``; refuses a window beyond its positions, and reconstruction for an
+    encoder without BERT's masked-LM head."""
+    config = AutoConfig.from_pretrained(name_or_path)
+    positions = usable_positions(config)
+    if positions and max_length > positions:
+        raise ValueError(
+            f"--max_length {max_length} exceeds the {positions} positions of {name_or_path}; "
+            f"pass at most {positions}."
+        )
+    if config.model_type != "bert" and reconstruction_weight:
         raise ValueError(
             f"--reconstruction_weight {reconstruction_weight} needs a BERT encoder (its masked-LM head "
-            f"rebuilds the story); {name_or_path} is a {model_type!r} model: pass --reconstruction_weight 0."
+            f"rebuilds the story); {name_or_path} is a {config.model_type!r} model: pass --reconstruction_weight 0."
         )
-    return model_type
+    return config.model_type
 
 
-def load_union_model(name_or_path: str, reconstruction_weight: float) -> PreTrainedModel:
-    """UNION's training model: BERT's joint model, or another encoder's plain two-class classifier."""
-    if check_encoder(name_or_path, reconstruction_weight) != "bert":
-        return AutoModelForSequenceClassification.from_pretrained(
-            name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
-        )
-    model = BertForUnionTraining.from_pretrained(
+def training_class(model_type: str) -> type[PreTrainedModel]:
+    """The class a UNION run of a ``model_type`` encoder trains, and its checkpoints load as."""
+    return BertForUnionTraining if model_type == "bert" else AutoModelForSequenceClassification
+
+
+def load_union_model(name_or_path: str, reconstruction_weight: float, model_type: str) -> PreTrainedModel:
+    """UNION's training model: BERT's joint model, or another encoder's plain two-class classifier.
+
+    ``model_type`` is :func:`check_encoder`'s answer for ``name_or_path``.
+    """
+    model = training_class(model_type).from_pretrained(
         name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
     )
-    model.reconstruction_weight = float(reconstruction_weight)
+    if isinstance(model, BertForUnionTraining):
+        model.reconstruction_weight = float(reconstruction_weight)
     return model
 
 
@@ -313,10 +326,7 @@ def export_trainer_checkpoint(
     ``normalization``, its tokenizer.
     """
     output = pathlib.Path(output_dir)
-    model_type = AutoConfig.from_pretrained(checkpoint).model_type
-    trained = (
-        BertForUnionTraining if model_type == "bert" else AutoModelForSequenceClassification
-    ).from_pretrained(checkpoint)
+    trained = training_class(AutoConfig.from_pretrained(checkpoint).model_type).from_pretrained(checkpoint)
     export_classifier(trained, normalization).save_pretrained(output)
     AutoTokenizer.from_pretrained(checkpoint).save_pretrained(output)
     return output

@@ -19,6 +19,7 @@ from transformers import (
 )
 
 from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
+from story_quality.model_positions import usable_positions
 from story_quality.validation import non_finite_tensor
 
 MODEL_CLASSES = {
@@ -42,7 +43,7 @@ class LoadedModel:
 
 def model_window(tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel) -> int:
     """The longest input both the tokenizer and the position embeddings accept."""
-    limits = [getattr(model.config, "max_position_embeddings", None), tokenizer.model_max_length]
+    limits = [usable_positions(model.config), tokenizer.model_max_length]
     return min(int(x) for x in limits if x is not None and 0 < x < 1_000_000)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from story_quality.batching import length_sorted_batches, pad_batch
+from story_quality.model_positions import usable_positions
 
 # A window this large means "the tokenizer does not know": fall back to the model's positions.
 _UNSET_MAX_LENGTH = 10**6
@@ -69,8 +70,9 @@ def model_window(tokenizer, config, max_length: int | None = None) -> int:
     limits = [max_length] if max_length else []
     if getattr(tokenizer, "model_max_length", _UNSET_MAX_LENGTH) < _UNSET_MAX_LENGTH:
         limits.append(tokenizer.model_max_length)
-    if getattr(config, "max_position_embeddings", None):
-        limits.append(config.max_position_embeddings)
+    positions = usable_positions(config)
+    if positions:
+        limits.append(positions)
     if not limits:
         raise ValueError("Cannot tell the model's window: pass max_length.")
     return min(limits)

@@ -47,3 +47,15 @@ def test_a_checkpoint_folder_is_scored_on_rated_and_paired_sets(tmp_path, monkey
         },
         abs=1e-9,
     )
+
+
+def test_several_checkpoints_are_scored_by_the_mean_of_their_scores(tmp_path):
+    first = save_union_checkpoint(tmp_path / "a", normalization=ROC_STORIES.to_dict(), max_length=48, seed=1)
+    second = save_union_checkpoint(tmp_path / "b", normalization=ROC_STORIES.to_dict(), max_length=48, seed=2)
+    human = np.array([4.0, 1.0, 3.5, 2.0, 1.5])
+    rated = [union_dev_suite.RatedSet("rated", STORIES, human)]
+    rows = union_dev_suite.evaluate_checkpoint([str(first), str(second)], rated, [], 2, None)
+    each = [np.array(UnionScorer(str(c)).score(STORIES, 2).scores) for c in (first, second)]
+    assert not np.allclose(each[0], each[1])  # two different models, so the mean is not either one
+    measured = correlate((each[0] + each[1]) / 2, human)
+    assert rows["rated"] == pytest.approx({m: measured.coefficient(m) for m in METHODS}, abs=1e-9)

@@ -3,12 +3,14 @@
 Such an encoder has no BERT masked-LM head, so the reconstruction term must be off: the run is
 refused, naming the flag, before any pair is read, when it is not. With it off, the run writes an
 ``MPNetForSequenceClassification`` the ``union`` metric loads, whose scores are the plain
-classifier's softmax, text by text.
+classifier's softmax, text by text. MPNet numbers its positions after the padding index, so of the
+66 it declares 64 are read: a longer window is refused by name in training and scoring.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 
 import evaluate
 import pytest
@@ -78,6 +80,15 @@ def test_reconstruction_with_an_encoder_without_bert_head_is_refused_before_read
     assert not (tmp_path / "run").exists()
 
 
+def test_a_window_beyond_the_positions_mpnet_reads_is_refused_before_reading_pairs(mpnet_start, tmp_path):
+    args = arguments(mpnet_start, tmp_path / "run", "0")
+    args[args.index("--dataset") + 1] = str(tmp_path / "no-such-pairs.jsonl")
+    args[args.index("--max_length") + 1] = "65"  # within the 66 declared, past the 64 read
+    with pytest.raises(ValueError, match=r"--max_length 65 exceeds the 64 positions of .*pass at most 64"):
+        train_union.main(args)
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.fixture(scope="module")
 def mpnet_run(mpnet_start):
     output = mpnet_start / "run"
@@ -122,3 +133,17 @@ def test_its_kept_checkpoint_exports_as_the_classifier_the_run_published(mpnet_r
     config = json.loads((exported / "config.json").read_text())
     assert config[CONFIG_KEY] == ROC_STORIES.to_dict()
     assert config["architectures"] == ["MPNetForSequenceClassification"]
+
+
+def test_the_metric_reads_an_mpnet_up_to_the_positions_it_has(mpnet_run, tmp_path):
+    # The run's tokenizer records its 48-piece window; without it, the positions are the limit.
+    shutil.copytree(mpnet_run, tmp_path / "c", ignore=shutil.ignore_patterns("checkpoint-*"))
+    config = json.loads((tmp_path / "c" / "tokenizer_config.json").read_text())
+    del config["model_max_length"]
+    (tmp_path / "c" / "tokenizer_config.json").write_text(json.dumps(config))
+    union = evaluate.load(str(REPO / "metrics" / "union"), str(tmp_path / "c"))
+    long_story = " ".join(["the man went to the store and bought some milk ."] * 20)
+    with pytest.raises(ValueError, match=r"max_length must be at most the model's window of 64 word pieces"):
+        union.compute(predictions=[long_story], max_length=65)
+    [whole] = union.compute(predictions=[long_story], max_length=64)["scores"]
+    assert 0.0 < whole < 1.0
