@@ -269,7 +269,7 @@ def check_encoder(name_or_path: str, reconstruction_weight: float, max_length: i
     return config.model_type
 
 
-def training_class(model_type: str) -> type[PreTrainedModel]:
+def training_class(model_type: str) -> type[BertForUnionTraining] | type[AutoModelForSequenceClassification]:
     """The class a UNION run of a ``model_type`` encoder trains, and its checkpoints load as."""
     return BertForUnionTraining if model_type == "bert" else AutoModelForSequenceClassification
 
