@@ -4,6 +4,8 @@
     python -m benchmarks.union_dev_suite --checkpoint default --checkpoint outputs/union-mix \\
         --report benchmarks/results/union_dev_suite.md
     python -m benchmarks.union_dev_suite --mean-of default outputs/union-mix   # their scores averaged
+    python -m benchmarks.union_dev_suite --checkpoint RUN --scores-dir outputs/scores   # keep each text's score
+    python -m benchmarks.union_dev_suite --mean-of outputs/scores/RUN.json default   # reuse kept scores
 
 Sets (``$STORY_QUALITY_DATA``, see ``benchmarks.shared_data``):
 
@@ -26,12 +28,14 @@ all 3-grams). Every recipe and checkpoint decision is taken on this whole table.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import pathlib
+import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -166,6 +170,41 @@ def load_union(checkpoint: str) -> UnionScorer:
     return UnionScorer(checkpoint if is_config_name(checkpoint) else str(pathlib.Path(checkpoint).resolve()))
 
 
+def texts_digest(texts: Sequence[str]) -> str:
+    """The sha256 of a list of texts, so that kept scores are only read back for the texts they score."""
+    return hashlib.sha256("\x1e".join(texts).encode("utf-8")).hexdigest()
+
+
+SetScorer = Callable[[str, list[str]], np.ndarray]
+
+
+def kept_scores(path: pathlib.Path) -> SetScorer:
+    """A member that reads the scores ``--scores-dir`` kept for each set, checked against the set's texts."""
+    kept = json.loads(path.read_text(encoding="utf-8"))
+
+    def read(key: str, texts: list[str]) -> np.ndarray:
+        if key not in kept:
+            raise SystemExit(f"{path} keeps no scores for {key!r}: it was written for other sets")
+        if kept[key]["texts_sha256"] != texts_digest(texts):
+            raise SystemExit(f"{path} scored other texts for {key!r} than this suite's: score it again")
+        return np.asarray(kept[key]["scores"], dtype=float)
+
+    return read
+
+
+def member_scorer(spec: str, batch_size: int, max_length: int | None, long_stories: str | None) -> SetScorer:
+    """A checkpoint's scores for a set, or the scores a ``.json`` file kept for it."""
+    if spec.endswith(".json") and pathlib.Path(spec).is_file():
+        return kept_scores(pathlib.Path(spec))
+    scorer = load_union(spec)
+
+    def score(key: str, texts: list[str]) -> np.ndarray:
+        scored = scorer.score(texts, batch_size, max_length=max_length, long_stories=long_stories)
+        return np.asarray(scored.scores, dtype=float)
+
+    return score
+
+
 def evaluate_checkpoint(
     checkpoint: str | Sequence[str],
     rated: list[RatedSet],
@@ -173,22 +212,28 @@ def evaluate_checkpoint(
     batch_size: int,
     max_length: int | None,
     long_stories: str | None = None,
+    kept: dict[str, dict] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """One checkpoint's figures; for several, the figures of the mean of their scores, text by text."""
-    scorers = [load_union(c) for c in ([checkpoint] if isinstance(checkpoint, str) else checkpoint)]
+    """One checkpoint's figures; for several, the figures of the mean of their scores, text by text.
 
-    def scores(texts: list[str]) -> np.ndarray:
-        read = [
-            scorer.score(texts, batch_size, max_length=max_length, long_stories=long_stories).scores
-            for scorer in scorers
-        ]
-        return np.asarray(read, dtype=float).mean(axis=0)
+    A member may be a ``.json`` file of kept scores. Where ``kept`` is given, the row's scores of
+    every set are written into it with the sha256 of the set's texts (``--scores-dir``).
+    """
+    members = [checkpoint] if isinstance(checkpoint, str) else list(checkpoint)
+    scorers = [member_scorer(m, batch_size, max_length, long_stories) for m in members]
+
+    def scores(key: str, texts: list[str]) -> np.ndarray:
+        mean = np.mean([scorer(key, texts) for scorer in scorers], axis=0)
+        if kept is not None:
+            kept[key] = {"texts_sha256": texts_digest(texts), "scores": mean.tolist()}
+        return mean
 
     rows: dict[str, dict[str, float]] = {}
     for rated_set in rated:
-        rows[rated_set.name] = _correlations(scores(rated_set.stories), rated_set.human)
+        rows[rated_set.name] = _correlations(scores(rated_set.name, rated_set.stories), rated_set.human)
     for pair_set in pairs:
-        human, corrupted = scores(pair_set.human), scores(pair_set.corrupted)
+        human = scores(f"{pair_set.name}: human", pair_set.human)
+        corrupted = scores(f"{pair_set.name}: corrupted", pair_set.corrupted)
         rows[pair_set.name] = {
             "pairs": len(human),
             "pair accuracy": float((human > corrupted).mean()),
@@ -196,6 +241,11 @@ def evaluate_checkpoint(
             "human mean": float(human.mean()),
         }
     return rows
+
+
+def scores_file_name(row: str) -> str:
+    """The file name ``--scores-dir`` keeps a row's scores under: the row's name in safe characters."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", row).strip("-.") + ".json"
 
 
 def to_markdown(
@@ -261,16 +311,27 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--batch-size", type=int, default=32, help="scoring batch size (default: 32)")
     parser.add_argument("--report", type=pathlib.Path, help="also write the markdown report here")
     parser.add_argument("--json", type=pathlib.Path, help="also write the figures as JSON here")
+    parser.add_argument(
+        "--scores-dir",
+        type=pathlib.Path,
+        help="also keep every text's score here, one JSON file per row, which --checkpoint and --mean-of "
+        "read back in place of a checkpoint (to average checkpoints scored on another machine)",
+    )
     args = parser.parse_args(argv)
     checkpoints = args.checkpoint or ([] if args.mean_of else ["default"])
     rows = {c: c for c in checkpoints} | {" + ".join(group): group for group in args.mean_of}
     evaluate.logging.disable_progress_bar()
     started = time.perf_counter()
     rated, pairs = rated_sets(), pair_sets()
-    results = {
-        row: evaluate_checkpoint(spec, rated, pairs, args.batch_size, args.max_length, args.long_stories)
-        for row, spec in rows.items()
-    }
+    results = {}
+    for row, spec in rows.items():
+        kept: dict[str, dict] | None = {} if args.scores_dir else None
+        results[row] = evaluate_checkpoint(
+            spec, rated, pairs, args.batch_size, args.max_length, args.long_stories, kept
+        )
+        if args.scores_dir:
+            args.scores_dir.mkdir(parents=True, exist_ok=True)
+            (args.scores_dir / scores_file_name(row)).write_text(json.dumps(kept), encoding="utf-8")
     command = "python -m benchmarks.union_dev_suite " + " ".join(
         [f"--checkpoint {c}" for c in checkpoints]
         + [f"--mean-of {' '.join(group)}" for group in args.mean_of]
