@@ -36,6 +36,7 @@ from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 from story_quality.annotations import AnnotatedStories, read_annotations
 from story_quality.meta_evaluation import METHODS, correlate, score_stories
 from story_quality.training import run_setup
+from story_quality.training.distillation import TEACHER_COLUMN, DistillationTrainer
 from story_quality.training.model_cards import (
     hub_id_or_none,
     recipe_rows,
@@ -79,6 +80,13 @@ class ModelArguments:
     )
     max_length: int = field(
         default=200, metadata={"help": "Word pieces kept per story, [CLS]/[SEP] included (head kept)."}
+    )
+    distillation_weight: float = field(
+        default=0.0,
+        metadata={
+            "help": "w in cls = (1 - w) * CE(label) + w * CE(teacher): the share of the classification "
+            "loss taught by the rows' teacher column (training/teacher_scores.py adds it); 0: off."
+        },
     )
 
 
@@ -198,6 +206,10 @@ def check_run_numbers(model_args: ModelArguments, args: UnionTrainingArguments) 
     weight = model_args.reconstruction_weight
     if not math.isfinite(weight) or weight < 0:
         raise ValueError(f"--reconstruction_weight must be a finite number >= 0 (0: off), got {weight}.")
+    if not 0 <= model_args.distillation_weight <= 1:  # NaN fails too
+        raise ValueError(
+            f"--distillation_weight must be between 0 and 1 (0: off), got {model_args.distillation_weight}."
+        )
     for flag, value in (
         ("--learning_rate", args.learning_rate),
         ("--num_train_epochs", args.num_train_epochs),
@@ -264,9 +276,29 @@ def prepare_pairs(run: Run) -> tuple[datasets.Dataset, datasets.Dataset | None]:
             train, validation = split_held_out(pairs, data_args.validation_fraction, args.seed)
         if data_args.max_train_samples is not None:
             train = train.select(range(min(data_args.max_train_samples, len(train))))
+    train, validation = (
+        taught_rows(rows, source, run.model_args.distillation_weight)
+        for rows, source in ((train, data_args.dataset), (validation, data_args.validation_dataset))
+    )
+    if run.model_args.distillation_weight:
+        args.remove_unused_columns = False  # the teacher column is no argument of the model's forward
     if validation is None:
         args.eval_strategy = transformers.IntervalStrategy.NO
     return train, validation
+
+
+def taught_rows(rows: datasets.Dataset | None, source: str | None, weight: float) -> datasets.Dataset | None:
+    """The rows with their teacher column where ``--distillation_weight`` uses it, without it where not."""
+    if rows is None:
+        return None
+    if not weight:
+        return rows.remove_columns(TEACHER_COLUMN) if TEACHER_COLUMN in rows.column_names else rows
+    if TEACHER_COLUMN not in rows.column_names:
+        raise ValueError(
+            f"--distillation_weight {weight} needs a {TEACHER_COLUMN!r} column, which {source} lacks; "
+            "add the teachers' scores with training/teacher_scores.py."
+        )
+    return rows
 
 
 def training_facts(run: Run, train: datasets.Dataset, validation: datasets.Dataset | None) -> dict[str, Any]:
@@ -320,7 +352,7 @@ def run_facts(model_args: ModelArguments, data_args: DataArguments) -> dict[str,
         "--max_length": model_args.max_length,
         "--reconstruction_weight": model_args.reconstruction_weight,
         "--normalization": data_args.normalization,
-    }
+    } | ({"--distillation_weight": model_args.distillation_weight} if model_args.distillation_weight else {})
 
 
 def check_and_record_data(run: Run, train: datasets.Dataset) -> None:
@@ -358,7 +390,8 @@ def train_model(
         train_features = tokenise(train, "training pairs")
         eval_features = tokenise(validation, "held-out pairs") if validation is not None else None
 
-    trainer = Trainer(
+    trainer = DistillationTrainer(
+        distillation_weight=run.model_args.distillation_weight,
         model=model,
         args=args,
         data_collator=UnionDataCollator(tokenizer),

@@ -204,6 +204,10 @@ def reconstruction_labels(original_ids: Sequence[int], input_length: int, contex
     return targets
 
 
+# The column of the teachers' mean P(human-written) a distilled run learns from (training/distillation.py).
+TEACHER_COLUMN = "teacher"
+
+
 def encode_union_examples(
     batch: Mapping[str, list[Any]], tokenizer: PreTrainedTokenizerBase, max_length: int
 ) -> dict[str, list[Any]]:
@@ -219,6 +223,8 @@ def encode_union_examples(
         for ids, original, context in zip(encoded["input_ids"], originals, contexts, strict=True)
     ]
     encoded["labels"] = list(batch["label"])
+    if TEACHER_COLUMN in batch:  # the teachers' mean probability, for distillation
+        encoded[TEACHER_COLUMN] = list(batch[TEACHER_COLUMN])
     return dict(encoded)
 
 
@@ -231,8 +237,14 @@ class UnionDataCollator:
 
     def __call__(self, features: list[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
         targets = [list(f["reconstruction_labels"]) for f in features if "reconstruction_labels" in f]
-        inputs = [{k: v for k, v in f.items() if k != "reconstruction_labels"} for f in features]
+        teacher = [float(f[TEACHER_COLUMN]) for f in features if TEACHER_COLUMN in f]
+        inputs = [
+            {k: v for k, v in f.items() if k not in ("reconstruction_labels", TEACHER_COLUMN)}
+            for f in features
+        ]
         batch = self.tokenizer.pad(inputs, pad_to_multiple_of=self.pad_to_multiple_of, return_tensors="pt")
+        if teacher:
+            batch[TEACHER_COLUMN] = torch.tensor(teacher, dtype=torch.float32)
         if targets:
             width = batch["input_ids"].shape[1]
             batch["reconstruction_labels"] = torch.tensor(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from tiny_models import save_union_checkpoint
@@ -59,3 +61,31 @@ def test_several_checkpoints_are_scored_by_the_mean_of_their_scores(tmp_path):
     assert not np.allclose(each[0], each[1])  # two different models, so the mean is not either one
     measured = correlate((each[0] + each[1]) / 2, human)
     assert rows["rated"] == pytest.approx({m: measured.coefficient(m) for m in METHODS}, abs=1e-9)
+
+
+def test_kept_scores_stand_in_for_their_checkpoint_and_only_for_the_texts_they_scored(tmp_path):
+    first = save_union_checkpoint(tmp_path / "a", normalization=ROC_STORIES.to_dict(), max_length=48, seed=1)
+    second = save_union_checkpoint(tmp_path / "b", normalization=ROC_STORIES.to_dict(), max_length=48, seed=2)
+    human = np.array([4.0, 1.0, 3.5, 2.0, 1.5])
+    rated = [union_dev_suite.RatedSet("rated", STORIES, human)]
+    pairs = [union_dev_suite.PairSet("pairs", STORIES[:3], STORIES[2:])]
+    kept: dict[str, dict] = {}
+    direct = union_dev_suite.evaluate_checkpoint(str(first), rated, pairs, 2, None, kept=kept)
+    assert sorted(kept) == ["pairs: corrupted", "pairs: human", "rated"]
+    assert kept["rated"]["scores"] == pytest.approx(
+        UnionScorer(str(first)).score(STORIES, 2).scores, abs=1e-12
+    )
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(kept))
+    assert union_dev_suite.evaluate_checkpoint(str(path), rated, pairs, 2, None) == direct
+    mixed = union_dev_suite.evaluate_checkpoint([str(path), str(second)], rated, pairs, 2, None)
+    both = union_dev_suite.evaluate_checkpoint([str(first), str(second)], rated, pairs, 2, None)
+    for name in both:
+        assert mixed[name] == pytest.approx(both[name], abs=1e-12)
+    other = [union_dev_suite.RatedSet("rated", [*STORIES[1:], STORIES[0]], human)]
+    with pytest.raises(SystemExit, match=r"a\.json scored other texts for 'rated'"):
+        union_dev_suite.evaluate_checkpoint(str(path), other, [], 2, None)
+    with pytest.raises(SystemExit, match=r"a\.json keeps no scores for 'elsewhere'"):
+        union_dev_suite.evaluate_checkpoint(
+            str(path), [union_dev_suite.RatedSet("elsewhere", STORIES, human)], [], 2, None
+        )

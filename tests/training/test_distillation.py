@@ -1,0 +1,188 @@
+"""Distillation: the teachers' mean score added to training rows, and a student's loss taught by it."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+import pytest
+import tiny_models
+import torch
+from safetensors.torch import load_file
+from test_train_union import write_pairs
+from torch.nn import functional as F
+from transformers import AutoTokenizer, BertForSequenceClassification, BertTokenizer, TrainingArguments
+
+from story_quality.training import teacher_scores, train_union
+from story_quality.training.distillation import DistillationTrainer, add_teacher_scores, soft_cross_entropy
+from story_quality.training.negatives.build import build_union_dataset
+from story_quality.training.negatives.lexicon import Lexicon
+from story_quality.union.story_text import ROC_STORIES, WRITING_PROMPTS
+
+MAX_LENGTH = 24  # shorter than some rows, so the head-kept reading is exercised
+
+
+def test_soft_cross_entropy_is_the_label_cross_entropy_at_certain_teachers_and_the_formula_between():
+    logits = torch.tensor([[0.3, -1.2], [2.0, 0.5], [-0.4, 0.9]])
+    labels = torch.tensor([1, 0, 1])
+    assert soft_cross_entropy(logits, labels.float()).item() == pytest.approx(
+        F.cross_entropy(logits, labels).item(), abs=1e-6
+    )
+    teacher = torch.tensor([0.7, 0.2, 0.5])
+    log_p = F.log_softmax(logits, dim=-1)
+    by_hand = -sum(t * log_p[i, 1] + (1 - t) * log_p[i, 0] for i, t in enumerate(teacher.tolist())) / 3
+    assert soft_cross_entropy(logits, teacher).item() == pytest.approx(float(by_hand), abs=1e-6)
+
+
+@pytest.fixture(scope="module")
+def teachers(tmp_path_factory):
+    root = tmp_path_factory.mktemp("teachers")
+    return [
+        tiny_models.save_union_checkpoint(
+            root / name, normalization=ROC_STORIES.to_dict(), max_length=64, seed=seed
+        )
+        for name, seed in (("a", 1), ("b", 2))
+    ]
+
+
+def rows(texts: list[str]) -> datasets.Dataset:
+    return datasets.Dataset.from_dict({"text": texts, "label": [i % 2 for i in range(len(texts))]})
+
+
+def reference_probability(checkpoint, text: str) -> float:
+    """P(human) of one text the slow way: the plain model on the tokenizer's head-kept encoding."""
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    model = BertForSequenceClassification.from_pretrained(checkpoint).eval()
+    encoded = tokenizer(text, truncation=True, max_length=MAX_LENGTH, return_tensors="pt")
+    with torch.no_grad():
+        return torch.softmax(model(**encoded).logits, dim=-1)[0, 1].item()
+
+
+def test_each_row_gets_the_mean_of_the_teachers_probabilities_on_its_text_read_as_training_reads_it(
+    teachers,
+):
+    words = tiny_models.WORDS
+    long_text = " ".join(words[i % len(words)] for i in range(60))  # cut at MAX_LENGTH pieces
+    texts = ["the dog ran to the school .", long_text, "[MALE] ate the cake .", "the dog ran to the school ."]
+    taught = add_teacher_scores(rows(texts), [str(t) for t in teachers], MAX_LENGTH, batch_size=2)
+    expected = [sum(reference_probability(t, text) for t in teachers) / 2 for text in texts]
+    assert taught["teacher"] == pytest.approx(expected, abs=1e-5)
+    assert taught["text"] == texts and taught["label"] == [0, 1, 0, 1]
+    one = add_teacher_scores(rows(texts), [str(teachers[0])], MAX_LENGTH, batch_size=2)
+    assert one["teacher"] != pytest.approx(taught["teacher"], abs=1e-3)  # the second teacher counts
+
+
+def test_rows_that_carry_teacher_scores_or_another_normalisation_are_refused(teachers, tmp_path):
+    with pytest.raises(ValueError, match="already has a 'teacher' column"):
+        add_teacher_scores(rows(["a b"]).add_column("teacher", [0.5]), [str(teachers[0])], MAX_LENGTH)
+    built = build_union_dataset(
+        datasets.Dataset.from_dict({"text": ["Ken went home. He slept. Then he woke up and ate."] * 2}),
+        normalization=WRITING_PROMPTS,
+        seed=1,
+        lexicon=Lexicon(tagger="heuristic", wordnet="none"),
+    )
+    with pytest.raises(ValueError, match=r"Teacher .*/a: .*built with normalisation"):
+        add_teacher_scores(built, [str(teachers[0])], MAX_LENGTH, source="wp-rows")
+
+
+def test_the_command_writes_the_rows_and_a_summary_and_never_over_its_input(teachers, tmp_path):
+    rows(["the dog ran .", "the cat ate ."]).save_to_disk(str(tmp_path / "rows"))
+    with pytest.raises(FileExistsError, match="is the input"):
+        teacher_scores.main(
+            [
+                "--dataset",
+                str(tmp_path / "rows"),
+                "--teacher",
+                str(teachers[0]),
+                "--output_dir",
+                str(tmp_path / "rows"),
+            ]
+        )
+    out = tmp_path / "taught"
+    teacher_scores.main(
+        ["--dataset", str(tmp_path / "rows"), "--teacher", str(teachers[0]), "--output_dir", str(out)]
+    )
+    summary = json.loads((out / teacher_scores.SUMMARY).read_text())
+    saved = datasets.load_from_disk(str(out))
+    assert summary["rows"] == 2 and summary["teachers"] == [str(teachers[0])]
+    assert summary["mean_teacher_score"] == pytest.approx(sum(saved["teacher"]) / 2)
+
+
+def test_the_trainer_replaces_the_weighted_share_of_the_label_loss_by_the_teachers():
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(tiny_models.bert_config(40, num_labels=2)).eval()
+    trainer = DistillationTrainer(
+        model=model, args=TrainingArguments(output_dir="unused", report_to="none"), distillation_weight=0.25
+    )
+    inputs = {"input_ids": torch.tensor([[2, 5, 6, 3], [2, 7, 3, 0]]), "labels": torch.tensor([1, 0])}
+    inputs["attention_mask"] = (inputs["input_ids"] != 0).long()
+    logits = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"]).logits
+    teacher = torch.tensor([0.6, 0.3])
+    expected = 0.75 * F.cross_entropy(logits, inputs["labels"]) + 0.25 * soft_cross_entropy(logits, teacher)
+    loss = trainer.compute_loss(model, {**inputs, "teacher": teacher})
+    assert loss.item() == pytest.approx(expected.item(), abs=1e-6)
+    assert trainer.compute_loss(model, dict(inputs)).item() == pytest.approx(
+        F.cross_entropy(logits, inputs["labels"]).item(), abs=1e-6
+    )
+
+
+@pytest.fixture(scope="module")
+def student_start(tmp_path_factory):
+    """A tiny BERT start and pairs with three teacher columns: the labels, their opposite, none."""
+    root = tmp_path_factory.mktemp("student")
+    torch.manual_seed(0)
+    tokenizer = BertTokenizer(vocab=tiny_models.vocabulary(True), do_lower_case=True)
+    config = tiny_models.bert_config(len(tokenizer), max_position_embeddings=64)
+    BertForSequenceClassification(config).save_pretrained(root / "base")
+    tokenizer.save_pretrained(root / "base")
+    write_pairs(root / "pairs.jsonl", 12, seed=3)
+    lines = [json.loads(line) for line in (root / "pairs.jsonl").read_text().splitlines()]
+    for name, teacher in (
+        ("as-labels", lambda row: float(row["label"])),
+        ("opposite", lambda row: 1.0 - row["label"]),
+    ):
+        with open(root / f"{name}.jsonl", "w") as handle:
+            handle.writelines(json.dumps({**row, "teacher": teacher(row)}) + "\n" for row in lines)
+    return root
+
+
+def student_args(root, pairs: str, output, weight: str) -> list[str]:
+    return [
+        "--model_name_or_path", str(root / "base"), "--dataset", str(root / pairs), "--output_dir", str(output),
+        "--max_length", "48", "--validation_fraction", "0", "--reconstruction_weight", "0",
+        "--distillation_weight", weight, "--max_steps", "3", "--per_device_train_batch_size", "4",
+        "--learning_rate", "1e-3", "--save_strategy", "no", "--eval_strategy", "no", "--report_to", "none",
+        "--use_cpu", "true", "--disable_tqdm", "true", "--dataloader_pin_memory", "false", "--seed", "7",
+    ]  # fmt: skip
+
+
+def trained_weights(root, pairs: str, output, weight: str) -> dict[str, torch.Tensor]:
+    train_union.main(student_args(root, pairs, output, weight))
+    return load_file(output / "model.safetensors")
+
+
+def test_a_student_learns_from_the_teacher_column_and_only_as_much_as_its_weight_says(
+    student_start, tmp_path
+):
+    plain = trained_weights(student_start, "pairs.jsonl", tmp_path / "plain", "0")
+    agreeing = trained_weights(student_start, "as-labels.jsonl", tmp_path / "agreeing", "0.5")
+    opposite = trained_weights(student_start, "opposite.jsonl", tmp_path / "opposite", "0.5")
+    ignored = trained_weights(student_start, "opposite.jsonl", tmp_path / "ignored", "0")
+    # a teacher certain of every label teaches the labels: the run is the plain one
+    assert all(torch.allclose(plain[k], agreeing[k], atol=1e-5) for k in plain)
+    # at weight 0 the column is read by nothing
+    assert all(torch.equal(plain[k], ignored[k]) for k in plain)
+    # a teacher against every label pulls the head the other way
+    assert not torch.allclose(plain["classifier.weight"], opposite["classifier.weight"], atol=1e-4)
+
+
+def test_a_distillation_weight_without_teacher_scores_or_out_of_range_is_refused(student_start, tmp_path):
+    with pytest.raises(
+        ValueError, match=r"--distillation_weight 0\.5 needs a 'teacher' column, which .*pairs"
+    ):
+        train_union.main(student_args(student_start, "pairs.jsonl", tmp_path / "run", "0.5"))
+    with pytest.raises(
+        ValueError, match=r"--distillation_weight must be between 0 and 1 \(0: off\), got 1\.5"
+    ):
+        train_union.main(student_args(student_start, "as-labels.jsonl", tmp_path / "run2", "1.5"))
+    assert not (tmp_path / "run2").exists()

@@ -1,0 +1,116 @@
+"""Knowledge distillation for UNION: several checkpoints' mean score taught to one.
+
+Runs of one recipe that differ only in their seed agree with people to different degrees, and the
+mean of their scores agrees better than either (``benchmarks/RESULTS.md``); scoring a mean costs
+one model per member. A student trained on rows that carry the teachers' mean probability
+(``teacher_scores.py`` adds it) learns part of its classification loss from that probability
+instead of the human/corrupted label (Hinton, Vinyals and Dean, 2015):
+
+    loss = reconstruction term + (1 - w) * CE(logits, label) + w * CE(logits, [1 - teacher, teacher])
+
+with ``w`` = ``train_union.py --distillation_weight``; label 1 (human-written) is the teacher's
+probability's class. ``w = 0`` is UNION's own objective.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import datasets
+import numpy as np
+import torch
+from torch.nn import functional as F
+from transformers import Trainer
+
+from story_quality.batching import progress
+from story_quality.training.union_model import TEACHER_COLUMN
+from story_quality.training.union_pairs import check_normalization
+from story_quality.union import UnionScorer
+from story_quality.union.scoring import class_probabilities, encode
+
+
+def teacher_probabilities(
+    scorer: UnionScorer, texts: Sequence[str], max_length: int, batch_size: int, device: torch.device
+) -> np.ndarray:
+    """P(human-written) of each text as training reads it: no normalisation, head kept at ``max_length``."""
+    with progress(total=len(texts), desc="Teacher text", unit="row") as bar:
+        encoded = encode(scorer.tokenizer, list(texts), max_length, progress=bar.update)
+    scores = class_probabilities(
+        scorer.logits_fn,
+        encoded,
+        label_index=scorer.label_index,
+        pad_id=scorer.tokenizer.pad_token_id,
+        batch_size=batch_size,
+        device=device,
+        progress=lambda batches: progress(batches, desc="Teacher", unit="batch"),
+    )
+    return np.asarray(scores, dtype=float)
+
+
+def add_teacher_scores(
+    pairs: datasets.Dataset,
+    teachers: Sequence[str],
+    max_length: int,
+    batch_size: int = 64,
+    device: str = "cpu",
+    source: str = "the dataset",
+) -> datasets.Dataset:
+    """``pairs`` with a ``teacher`` column: the mean of the teachers' probabilities, row by row.
+
+    Each distinct text is scored once per teacher. A teacher recording another normalisation
+    than the rows were built with is refused by name before any text is scored.
+    """
+    if not teachers:
+        raise ValueError("Name at least one teacher checkpoint.")
+    if TEACHER_COLUMN in pairs.column_names:
+        raise ValueError(f"{source} already has a {TEACHER_COLUMN!r} column; start from rows without one.")
+    scorers = [UnionScorer(teacher) for teacher in teachers]
+    for teacher, scorer in zip(teachers, scorers, strict=True):
+        try:
+            check_normalization(pairs, source, scorer.normalization)
+        except ValueError as error:
+            raise ValueError(f"Teacher {teacher}: {error}") from None
+    texts = pairs["text"]
+    distinct = list(dict.fromkeys(texts))
+    where = {text: i for i, text in enumerate(distinct)}
+    mean = np.mean(
+        [teacher_probabilities(s, distinct, max_length, batch_size, torch.device(device)) for s in scorers],
+        axis=0,
+    )
+    return pairs.add_column(TEACHER_COLUMN, [float(mean[where[text]]) for text in texts])
+
+
+def soft_cross_entropy(logits: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of two-class logits against P(class 1) = ``teacher``, row by row."""
+    log_probs = F.log_softmax(logits.float(), dim=-1)
+    teacher = teacher.to(log_probs.dtype)
+    return -(teacher * log_probs[:, 1] + (1 - teacher) * log_probs[:, 0]).mean()
+
+
+class DistillationTrainer(Trainer):
+    """The Trainer with ``distillation_weight`` of the classification loss taught by a ``teacher`` input.
+
+    Batches without a ``teacher`` (or a weight of 0) train on the model's own loss unchanged.
+    """
+
+    def __init__(self, *args: Any, distillation_weight: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.distillation_weight = distillation_weight
+
+    def compute_loss(
+        self,
+        model: torch.nn.Module,
+        inputs: dict[str, Any],
+        return_outputs: bool = False,
+        num_items_in_batch: Any = None,
+    ) -> Any:
+        teacher = inputs.pop(TEACHER_COLUMN, None)
+        loss, outputs = super().compute_loss(
+            model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch
+        )
+        if teacher is not None and self.distillation_weight:
+            logits, labels = outputs["logits"], inputs["labels"]
+            hard = F.cross_entropy(logits.float(), labels)
+            loss = loss + self.distillation_weight * (soft_cross_entropy(logits, teacher) - hard)
+        return (loss, outputs) if return_outputs else loss

@@ -1,0 +1,94 @@
+"""Add the mean score of UNION checkpoints (the teachers) to every row of a training set.
+
+A student trained with ``train_union.py --distillation_weight W`` learns part of its
+classification loss from these probabilities instead of the human/corrupted label, so one
+checkpoint can be taught what several agree on (knowledge distillation, Hinton et al., 2015):
+
+    python -m training.teacher_scores --dataset outputs/union-pairs --teacher RUN_A --teacher RUN_B \\
+        --output_dir outputs/union-pairs-taught --max_length 256
+
+Each row's ``text`` is read exactly as training reads it: no normalisation (the rows already
+carry the one they were built with, which every teacher must record too), tokenised by the
+teacher's tokenizer, its head kept at ``--max_length`` word pieces. The result is the dataset with
+one more column, ``teacher``: the mean over the teachers of P(human-written). Use rows the
+teachers were not trained on (another ``--seed`` of ``build_union_data.py``): on their own
+training rows teachers are near-certain and teach little beyond the labels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import pathlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from story_quality.training.distillation import TEACHER_COLUMN, add_teacher_scores
+from story_quality.training.negatives.build import corpus_sha256
+from story_quality.training.negatives.lm_continuations import load_corpus
+from story_quality.training.output_folders import (
+    OutputKind,
+    check_output_folder,
+    probe_writable,
+    written_whole,
+)
+
+SUMMARY = "teacher_scores_summary.json"
+# The output: a saved dataset and its summary, never another tool's folder.
+TAUGHT = OutputKind(
+    "teacher_scores",
+    "rows with teacher scores",
+    SUMMARY,
+    frozenset({"dataset_info.json", "state.json"}),
+    re.compile(r"data-\d{5}-of-\d{5}\.arrow|cache-[\w.-]+\.arrow|tmp\w+"),
+)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--dataset", type=pathlib.Path, required=True, help="training rows (a folder of build_union_data.py)"
+    )
+    parser.add_argument(
+        "--teacher", action="append", required=True, help="a UNION checkpoint folder (repeat for several)"
+    )
+    parser.add_argument(
+        "--output_dir", type=pathlib.Path, required=True, help="where the rows with their teacher column go"
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an earlier output of this tool")
+    parser.add_argument(
+        "--max_length",
+        type=int,
+        default=256,
+        help="word pieces read per row, as the student's run (default: 256)",
+    )
+    parser.add_argument("--batch_size", type=int, default=64, help="scoring batch size (default: 64)")
+    parser.add_argument("--device", default="cpu", help="torch device to score on (default: cpu)")
+    args = parser.parse_args(argv)
+    check_output_folder(args.output_dir, TAUGHT, args.overwrite, inputs=[args.dataset, *args.teacher])
+    probe_writable(args.output_dir)
+    pairs = load_corpus(args.dataset, "--dataset")
+    taught = add_teacher_scores(
+        pairs, args.teacher, args.max_length, args.batch_size, args.device, str(args.dataset)
+    )
+    summary = {
+        "teachers": args.teacher,
+        "max_length": args.max_length,
+        "rows": len(taught),
+        "mean_teacher_score": float(np.mean(taught[TEACHER_COLUMN])),
+        "corpus_sha256": corpus_sha256(pairs),
+        "teacher_sha256": hashlib.sha256(repr(taught[TEACHER_COLUMN]).encode()).hexdigest(),
+    }
+    with written_whole(args.output_dir) as scratch:
+        taught.save_to_disk(str(scratch))
+        (scratch / SUMMARY).write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
