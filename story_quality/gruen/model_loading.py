@@ -19,7 +19,7 @@ from transformers import (
 )
 
 from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
-from story_quality.model_positions import usable_positions
+from story_quality.model_positions import model_window
 from story_quality.validation import non_finite_tensor
 
 MODEL_CLASSES = {
@@ -39,12 +39,6 @@ class LoadedModel:
     tokenizer: PreTrainedTokenizerBase
     model: PreTrainedModel
     window: int  # longest input, special tokens included, the model accepts
-
-
-def model_window(tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel) -> int:
-    """The longest input both the tokenizer and the position embeddings accept."""
-    limits = [usable_positions(model.config), tokenizer.model_max_length]
-    return min(int(x) for x in limits if x is not None and 0 < x < 1_000_000)
 
 
 def load_model(role: str, name: str, revision: str | None, device: torch.device) -> LoadedModel:
@@ -86,7 +80,7 @@ def load_model(role: str, name: str, revision: str | None, device: torch.device)
             "weights, so every score would be NaN (a diverged training run or an fp16 overflow)."
         )
     model = model.to(device).eval()
-    return LoadedModel(tokenizer=tokenizer, model=model, window=model_window(tokenizer, model))
+    return LoadedModel(tokenizer=tokenizer, model=model, window=model_window(tokenizer, model.config))
 
 
 class ModelCache:

@@ -23,13 +23,14 @@ import torch
 
 from story_quality import validation
 from story_quality.batching import progress
+from story_quality.model_positions import model_window
 from story_quality.signature import checkpoint_id, normalization_label, signature
 from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 from story_quality.union.checkpoints import EMBEDDED_NAME, resolve_checkpoint
 from story_quality.union.human_scale import RESCALES, HumanReference, reference_for_call
 from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
 from story_quality.union.options import DEFAULT_BATCH_SIZE, UNION_OPTIONS
-from story_quality.union.scoring import Encoded, class_probabilities, encode, model_window
+from story_quality.union.scoring import Encoded, class_probabilities, encode
 from story_quality.union.story_text import StoryNormalization
 from story_quality.union.windows import encode_windows, recorded_long_stories, story_means
 from story_quality.warning_origin import user_stacklevel

@@ -17,10 +17,8 @@ from collections.abc import Callable, Sequence
 import torch
 
 from story_quality.batching import length_sorted_batches, pad_batch
-from story_quality.model_positions import usable_positions
 
 # A window this large means "the tokenizer does not know": fall back to the model's positions.
-_UNSET_MAX_LENGTH = 10**6
 # The narrowest window scoring and training accept: a shorter one leaves the classifier too little
 # of any story to tell one from another.
 MIN_WINDOW = 16
@@ -63,19 +61,6 @@ class Encoded:
     truncated: list[int]
     max_length: int
     story_of: Sequence[int] | None = None
-
-
-def model_window(tokenizer, config, max_length: int | None = None) -> int:
-    """The number of word pieces a text may have: the caller's, else the checkpoint's."""
-    limits = [max_length] if max_length else []
-    if getattr(tokenizer, "model_max_length", _UNSET_MAX_LENGTH) < _UNSET_MAX_LENGTH:
-        limits.append(tokenizer.model_max_length)
-    positions = usable_positions(config)
-    if positions:
-        limits.append(positions)
-    if not limits:
-        raise ValueError("Cannot tell the model's window: pass max_length.")
-    return min(limits)
 
 
 def special_affixes(tokenizer) -> tuple[list[int], list[int]]:
