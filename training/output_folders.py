@@ -101,6 +101,11 @@ CORPUS = OutputKind(
 )
 
 
+def saved_dataset(made_by: str, holds: str, marker: str) -> OutputKind:
+    """The output of a tool that writes one saved dataset and its summary file ``marker``."""
+    return OutputKind(made_by, holds, marker, frozenset({"dataset_info.json", "state.json"}), _DATASET_ENTRY)
+
+
 def _names(entries: Sequence[str]) -> str:
     return ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
 

@@ -21,7 +21,6 @@ import argparse
 import hashlib
 import json
 import pathlib
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -30,21 +29,15 @@ from story_quality.training.distillation import TEACHER_COLUMN, add_teacher_scor
 from story_quality.training.negatives.build import corpus_sha256
 from story_quality.training.negatives.lm_continuations import load_corpus
 from story_quality.training.output_folders import (
-    OutputKind,
     check_output_folder,
     probe_writable,
+    saved_dataset,
     written_whole,
 )
 
 SUMMARY = "teacher_scores_summary.json"
 # The output: a saved dataset and its summary, never another tool's folder.
-TAUGHT = OutputKind(
-    "teacher_scores",
-    "rows with teacher scores",
-    SUMMARY,
-    frozenset({"dataset_info.json", "state.json"}),
-    re.compile(r"data-\d{5}-of-\d{5}\.arrow|cache-[\w.-]+\.arrow|tmp\w+"),
-)
+TAUGHT = saved_dataset("teacher_scores", "rows with teacher scores", SUMMARY)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -13,13 +13,12 @@ import hashlib
 import json
 import pathlib
 import random
-import re
 from typing import Any
 
 from story_quality.training.output_folders import (
-    OutputKind,
     check_output_folder,
     probe_writable,
+    saved_dataset,
     written_whole,
 )
 
@@ -30,13 +29,7 @@ GENERATED = "generated"  # the corruption name replaced rows carry
 SUMMARY = "generated_negatives_summary.json"
 SAMPLE_KEYS = ("story_index", "copy", "domain", "text")
 # replace's output (a saved dataset and its summary, never another corpus's).
-REPLACED = OutputKind(
-    "replace",
-    "a corpus with generated negatives",
-    SUMMARY,
-    frozenset({"dataset_info.json", "state.json"}),
-    re.compile(r"data-\d{5}-of-\d{5}\.arrow|cache-[\w.-]+\.arrow|tmp\w+"),
-)
+REPLACED = saved_dataset("replace", "a corpus with generated negatives", SUMMARY)
 
 
 def copy_rate(sample_text: str, original: str, n: int = 4) -> float:
