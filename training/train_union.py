@@ -456,6 +456,13 @@ def write_card(
             trainer,
             **{
                 "reconstruction weight (lambda)": model_args.reconstruction_weight,
+                **(
+                    {
+                        "distillation weight (share of the loss from the teachers' scores)": model_args.distillation_weight
+                    }
+                    if model_args.distillation_weight
+                    else {}
+                ),
                 "max word pieces": model_args.max_length,
                 "placeholder tokens added": ", ".join(added) or "none (already in the vocabulary)",
             },

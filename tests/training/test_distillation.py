@@ -174,6 +174,9 @@ def test_a_student_learns_from_the_teacher_column_and_only_as_much_as_its_weight
     assert all(torch.equal(plain[k], ignored[k]) for k in plain)
     # a teacher against every label pulls the head the other way
     assert not torch.allclose(plain["classifier.weight"], opposite["classifier.weight"], atol=1e-4)
+    card = (tmp_path / "opposite" / "README.md").read_text()
+    assert "| distillation weight (share of the loss from the teachers' scores) | 0.5 |" in card
+    assert "distillation weight" not in (tmp_path / "plain" / "README.md").read_text()
 
 
 def test_a_distillation_weight_without_teacher_scores_or_out_of_range_is_refused(student_start, tmp_path):
