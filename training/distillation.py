@@ -24,10 +24,11 @@ from torch.nn import functional as F
 from transformers import Trainer
 
 from story_quality.batching import progress
+from story_quality.model_positions import model_window
 from story_quality.training.union_model import TEACHER_COLUMN
 from story_quality.training.union_pairs import check_normalization
 from story_quality.union import UnionScorer
-from story_quality.union.scoring import class_probabilities, encode
+from story_quality.union.scoring import MIN_WINDOW, class_probabilities, encode
 
 
 def teacher_probabilities(
@@ -65,12 +66,21 @@ def add_teacher_scores(
         raise ValueError("Name at least one teacher checkpoint.")
     if TEACHER_COLUMN in pairs.column_names:
         raise ValueError(f"{source} already has a {TEACHER_COLUMN!r} column; start from rows without one.")
+    if max_length < MIN_WINDOW or batch_size < 1:
+        raise ValueError(
+            f"max_length must be at least {MIN_WINDOW} and batch_size at least 1, got {max_length} and {batch_size}."
+        )
     scorers = [UnionScorer(teacher) for teacher in teachers]
     for teacher, scorer in zip(teachers, scorers, strict=True):
         try:
             check_normalization(pairs, source, scorer.normalization)
         except ValueError as error:
             raise ValueError(f"Teacher {teacher}: {error}") from None
+        window = model_window(scorer.tokenizer, scorer.model.config)
+        if max_length > window:
+            raise ValueError(
+                f"Teacher {teacher} reads at most {window} word pieces; max_length is {max_length}."
+            )
     texts = pairs["text"]
     distinct = list(dict.fromkeys(texts))
     where = {text: i for i, text in enumerate(distinct)}

@@ -34,6 +34,7 @@ from story_quality.training.output_folders import (
     saved_dataset,
     written_whole,
 )
+from story_quality.union.scoring import MIN_WINDOW
 
 SUMMARY = "teacher_scores_summary.json"
 # The output: a saved dataset and its summary, never another tool's folder.
@@ -63,6 +64,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--batch_size", type=int, default=64, help="scoring batch size (default: 64)")
     parser.add_argument("--device", default="cpu", help="torch device to score on (default: cpu)")
     args = parser.parse_args(argv)
+    if args.max_length < MIN_WINDOW or args.batch_size < 1:
+        parser.error(f"--max_length must be at least {MIN_WINDOW} and --batch_size at least 1")
+    try:
+        summary = teach(args)
+    except (OSError, ValueError) as error:  # the user's to fix: a usage error naming the folder or option
+        parser.error(str(error))
+    print(json.dumps(summary, indent=1))
+
+
+def teach(args: argparse.Namespace) -> dict[str, object]:
+    """Check the output folder, read the rows, score them with the teachers, write rows and summary."""
     check_output_folder(args.output_dir, TAUGHT, args.overwrite, inputs=[args.dataset, *args.teacher])
     probe_writable(args.output_dir)
     pairs = load_corpus(args.dataset, "--dataset")
@@ -80,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with written_whole(args.output_dir) as scratch:
         taught.save_to_disk(str(scratch))
         (scratch / SUMMARY).write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    print(json.dumps(summary, indent=1))
+    return summary
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import datasets
 import pytest
@@ -72,9 +73,13 @@ def test_each_row_gets_the_mean_of_the_teachers_probabilities_on_its_text_read_a
     assert one["teacher"] != pytest.approx(taught["teacher"], abs=1e-3)  # the second teacher counts
 
 
-def test_rows_that_carry_teacher_scores_or_another_normalisation_are_refused(teachers, tmp_path):
+def test_rows_that_carry_teacher_scores_or_another_normalisation_or_a_longer_window_are_refused(teachers):
     with pytest.raises(ValueError, match="already has a 'teacher' column"):
         add_teacher_scores(rows(["a b"]).add_column("teacher", [0.5]), [str(teachers[0])], MAX_LENGTH)
+    with pytest.raises(ValueError, match=r"Teacher .*/b reads at most 64 word pieces; max_length is 65"):
+        add_teacher_scores(rows(["a b"]), [str(teachers[0]), str(teachers[1])][::-1], 65)
+    with pytest.raises(ValueError, match="batch_size at least 1, got 24 and 0"):
+        add_teacher_scores(rows(["a b"]), [str(teachers[0])], MAX_LENGTH, batch_size=0)
     built = build_union_dataset(
         datasets.Dataset.from_dict({"text": ["Ken went home. He slept. Then he woke up and ate."] * 2}),
         normalization=WRITING_PROMPTS,
@@ -85,26 +90,27 @@ def test_rows_that_carry_teacher_scores_or_another_normalisation_are_refused(tea
         add_teacher_scores(built, [str(teachers[0])], MAX_LENGTH, source="wp-rows")
 
 
-def test_the_command_writes_the_rows_and_a_summary_and_never_over_its_input(teachers, tmp_path):
+def test_the_command_writes_the_rows_and_a_summary_and_refuses_bad_input_by_name(teachers, tmp_path, capsys):
     rows(["the dog ran .", "the cat ate ."]).save_to_disk(str(tmp_path / "rows"))
-    with pytest.raises(FileExistsError, match="is the input"):
-        teacher_scores.main(
-            [
-                "--dataset",
-                str(tmp_path / "rows"),
-                "--teacher",
-                str(teachers[0]),
-                "--output_dir",
-                str(tmp_path / "rows"),
-            ]
-        )
+    base = ["--dataset", str(tmp_path / "rows"), "--teacher", str(teachers[0]), "--output_dir"]
+    for argv, message in (
+        ([*base, str(tmp_path / "rows")], "is the input"),
+        (
+            ["--dataset", str(tmp_path / "none"), *base[2:], str(tmp_path / "o")],
+            "--dataset .*none: not a corpus",
+        ),
+        ([*base[:3], str(tmp_path / "no-teacher"), "--output_dir", str(tmp_path / "o")], "no-teacher"),
+        ([*base, str(tmp_path / "o"), "--max_length", "8"], "--max_length must be at least 16"),
+    ):
+        with pytest.raises(SystemExit):
+            teacher_scores.main(argv)
+        assert re.search(message, capsys.readouterr().err), message
+    assert not (tmp_path / "o").exists()
     out = tmp_path / "taught"
-    teacher_scores.main(
-        ["--dataset", str(tmp_path / "rows"), "--teacher", str(teachers[0]), "--output_dir", str(out)]
-    )
+    teacher_scores.main([*base, str(out), "--max_length", str(MAX_LENGTH)])
     summary = json.loads((out / teacher_scores.SUMMARY).read_text())
     saved = datasets.load_from_disk(str(out))
-    assert summary["rows"] == 2 and summary["teachers"] == [str(teachers[0])]
+    assert summary["rows"] == 2 and summary["teachers"] == [str(teachers[0])] and summary["max_length"] == 24
     assert summary["mean_teacher_score"] == pytest.approx(sum(saved["teacher"]) / 2)
 
 
