@@ -18,7 +18,6 @@ import torch
 
 from story_quality.batching import length_sorted_batches, pad_batch
 
-# A window this large means "the tokenizer does not know": fall back to the model's positions.
 # The narrowest window scoring and training accept: a shorter one leaves the classifier too little
 # of any story to tell one from another.
 MIN_WINDOW = 16
