@@ -81,13 +81,14 @@ def teach(args: argparse.Namespace) -> dict[str, object]:
     taught = add_teacher_scores(
         pairs, args.teacher, args.max_length, args.batch_size, args.device, str(args.dataset)
     )
+    scores = taught[TEACHER_COLUMN]
     summary = {
         "teachers": args.teacher,
         "max_length": args.max_length,
         "rows": len(taught),
-        "mean_teacher_score": float(np.mean(taught[TEACHER_COLUMN])),
+        "mean_teacher_score": float(np.mean(scores)),
         "corpus_sha256": corpus_sha256(pairs),
-        "teacher_sha256": hashlib.sha256(repr(taught[TEACHER_COLUMN]).encode()).hexdigest(),
+        "teacher_sha256": hashlib.sha256(repr(scores).encode()).hexdigest(),
     }
     with written_whole(args.output_dir) as scratch:
         taught.save_to_disk(str(scratch))
