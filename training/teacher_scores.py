@@ -18,14 +18,13 @@ training rows teachers are near-certain and teach little beyond the labels.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import pathlib
 from collections.abc import Sequence
 
 import numpy as np
 
-from story_quality.training.distillation import TEACHER_COLUMN, add_teacher_scores
+from story_quality.training.distillation import TEACHER_COLUMN, add_teacher_scores, teacher_sha256
 from story_quality.training.negatives.build import corpus_sha256
 from story_quality.training.negatives.lm_continuations import load_corpus
 from story_quality.training.output_folders import (
@@ -81,14 +80,13 @@ def teach(args: argparse.Namespace) -> dict[str, object]:
     taught = add_teacher_scores(
         pairs, args.teacher, args.max_length, args.batch_size, args.device, str(args.dataset)
     )
-    scores = taught[TEACHER_COLUMN]
     summary = {
         "teachers": args.teacher,
         "max_length": args.max_length,
         "rows": len(taught),
-        "mean_teacher_score": float(np.mean(scores)),
+        "mean_teacher_score": float(np.mean(taught[TEACHER_COLUMN])),
         "corpus_sha256": corpus_sha256(pairs),
-        "teacher_sha256": hashlib.sha256(repr(scores).encode()).hexdigest(),
+        "teacher_sha256": teacher_sha256(taught),
     }
     with written_whole(args.output_dir) as scratch:
         taught.save_to_disk(str(scratch))

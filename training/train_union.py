@@ -36,7 +36,7 @@ from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 from story_quality.annotations import AnnotatedStories, read_annotations
 from story_quality.meta_evaluation import METHODS, correlate, score_stories
 from story_quality.training import run_setup
-from story_quality.training.distillation import TEACHER_COLUMN, DistillationTrainer
+from story_quality.training.distillation import TEACHER_COLUMN, DistillationTrainer, teacher_sha256
 from story_quality.training.model_cards import (
     hub_id_or_none,
     recipe_rows,
@@ -358,6 +358,8 @@ def run_facts(model_args: ModelArguments, data_args: DataArguments) -> dict[str,
 def check_and_record_data(run: Run, train: datasets.Dataset) -> None:
     """Refuse to resume on other training pairs; record this run's settings and data for a later resume."""
     facts = {"training pairs of --dataset (sha256)": corpus_sha256(train)}
+    if TEACHER_COLUMN in train.column_names:  # only where --distillation_weight reads it
+        facts["teacher scores of --dataset (sha256)"] = teacher_sha256(train)
     if run.checkpoint:
         check_resumed_run(run.checkpoint, facts)
     if run.args.should_save:

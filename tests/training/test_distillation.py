@@ -15,7 +15,12 @@ from torch.nn import functional as F
 from transformers import AutoTokenizer, BertForSequenceClassification, BertTokenizer, TrainingArguments
 
 from story_quality.training import teacher_scores, train_union
-from story_quality.training.distillation import DistillationTrainer, add_teacher_scores, soft_cross_entropy
+from story_quality.training.distillation import (
+    DistillationTrainer,
+    add_teacher_scores,
+    soft_cross_entropy,
+    teacher_sha256,
+)
 from story_quality.training.negatives.build import build_union_dataset
 from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.union.story_text import ROC_STORIES, WRITING_PROMPTS
@@ -112,6 +117,7 @@ def test_the_command_writes_the_rows_and_a_summary_and_refuses_bad_input_by_name
     saved = datasets.load_from_disk(str(out))
     assert summary["rows"] == 2 and summary["teachers"] == [str(teachers[0])] and summary["max_length"] == 24
     assert summary["mean_teacher_score"] == pytest.approx(sum(saved["teacher"]) / 2)
+    assert summary["teacher_sha256"] == teacher_sha256(saved)
 
 
 def test_the_trainer_replaces_the_weighted_share_of_the_label_loss_by_the_teachers():
@@ -195,3 +201,23 @@ def test_a_distillation_weight_without_teacher_scores_or_out_of_range_is_refused
     ):
         train_union.main(student_args(student_start, "as-labels.jsonl", tmp_path / "run2", "1.5"))
     assert not (tmp_path / "run2").exists()
+
+
+def test_the_teacher_sha256_reads_every_score():
+    scores = [i / 13 for i in range(12)]
+    rows = datasets.Dataset.from_dict({"text": ["a"] * 12, "teacher": scores})
+    moved_last = datasets.Dataset.from_dict({"text": ["a"] * 12, "teacher": [*scores[:-1], 0.5]})
+    assert teacher_sha256(rows) == teacher_sha256(rows.select(range(12)))
+    assert teacher_sha256(rows) != teacher_sha256(moved_last)
+
+
+def test_a_distilled_run_resumes_only_on_the_teacher_scores_it_was_trained_with(student_start, tmp_path):
+    out = tmp_path / "run"
+    saving = ["--save_strategy", "steps", "--save_steps", "2"]
+    train_union.main([*student_args(student_start, "opposite.jsonl", out, "0.5"), *saving])
+    record = json.loads((out / "run_record.json").read_text())
+    assert record["teacher scores of --dataset (sha256)"] != record["training pairs of --dataset (sha256)"]
+    # the same labels and texts, other teacher scores: not the run being resumed
+    resumed = [*student_args(student_start, "as-labels.jsonl", out, "0.5"), *saving]
+    with pytest.raises(ValueError, match=r"teacher scores of --dataset \(sha256\)"):
+        train_union.main([*resumed, "--resume_from_checkpoint", str(out / "checkpoint-2")])
