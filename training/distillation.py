@@ -50,6 +50,14 @@ def teacher_probabilities(
     return np.asarray(scores, dtype=float)
 
 
+def check_scoring_options(max_length: int, batch_size: int) -> None:
+    """Fail unless the teachers can read ``max_length`` word pieces a row, ``batch_size`` rows at a time."""
+    if max_length < MIN_WINDOW or batch_size < 1:
+        raise ValueError(
+            f"max_length must be at least {MIN_WINDOW} and batch_size at least 1, got {max_length} and {batch_size}."
+        )
+
+
 def add_teacher_scores(
     pairs: datasets.Dataset,
     teachers: Sequence[str],
@@ -67,10 +75,7 @@ def add_teacher_scores(
         raise ValueError("Name at least one teacher checkpoint.")
     if TEACHER_COLUMN in pairs.column_names:
         raise ValueError(f"{source} already has a {TEACHER_COLUMN!r} column; start from rows without one.")
-    if max_length < MIN_WINDOW or batch_size < 1:
-        raise ValueError(
-            f"max_length must be at least {MIN_WINDOW} and batch_size at least 1, got {max_length} and {batch_size}."
-        )
+    check_scoring_options(max_length, batch_size)
     scorers = [UnionScorer(teacher) for teacher in teachers]
     for teacher, scorer in zip(teachers, scorers, strict=True):
         try:

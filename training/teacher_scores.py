@@ -24,7 +24,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from story_quality.training.distillation import TEACHER_COLUMN, add_teacher_scores, teacher_sha256
+from story_quality.training.distillation import (
+    TEACHER_COLUMN,
+    add_teacher_scores,
+    check_scoring_options,
+    teacher_sha256,
+)
 from story_quality.training.negatives.build import corpus_sha256
 from story_quality.training.negatives.lm_continuations import load_corpus
 from story_quality.training.output_folders import (
@@ -33,7 +38,6 @@ from story_quality.training.output_folders import (
     saved_dataset,
     written_whole,
 )
-from story_quality.union.scoring import MIN_WINDOW
 
 SUMMARY = "teacher_scores_summary.json"
 # The output: a saved dataset and its summary, never another tool's folder.
@@ -63,9 +67,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--batch_size", type=int, default=64, help="scoring batch size (default: 64)")
     parser.add_argument("--device", default="cpu", help="torch device to score on (default: cpu)")
     args = parser.parse_args(argv)
-    if args.max_length < MIN_WINDOW or args.batch_size < 1:
-        parser.error(f"--max_length must be at least {MIN_WINDOW} and --batch_size at least 1")
     try:
+        check_scoring_options(args.max_length, args.batch_size)  # before any rows are read
         summary = teach(args)
     except (OSError, ValueError) as error:  # the user's to fix: a usage error naming the folder or option
         parser.error(str(error))
@@ -75,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 def teach(args: argparse.Namespace) -> dict[str, object]:
     """Check the output folder, read the rows, score them with the teachers, write rows and summary."""
     check_output_folder(args.output_dir, TAUGHT, args.overwrite, inputs=[args.dataset, *args.teacher])
-    probe_writable(args.output_dir)
+    probe_writable(args.output_dir, "--output_dir")
     pairs = load_corpus(args.dataset, "--dataset")
     taught = add_teacher_scores(
         pairs, args.teacher, args.max_length, args.batch_size, args.device, str(args.dataset)

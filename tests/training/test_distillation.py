@@ -105,7 +105,10 @@ def test_the_command_writes_the_rows_and_a_summary_and_refuses_bad_input_by_name
             "--dataset .*none: not a corpus",
         ),
         ([*base[:3], str(tmp_path / "no-teacher"), "--output_dir", str(tmp_path / "o")], "no-teacher"),
-        ([*base, str(tmp_path / "o"), "--max_length", "8"], "--max_length must be at least 16"),
+        (
+            [*base, str(tmp_path / "o"), "--max_length", "8"],
+            "max_length must be at least 16 and batch_size at least 1, got 8",
+        ),
     ):
         with pytest.raises(SystemExit):
             teacher_scores.main(argv)
