@@ -178,14 +178,38 @@ def texts_digest(texts: Sequence[str]) -> str:
 SetScorer = Callable[[str, list[str]], np.ndarray]
 
 
+def read_kept_scores(path: pathlib.Path) -> dict[str, dict]:
+    """The scores ``--scores-dir`` kept in ``path``: per set, its texts' sha256 and a score per text."""
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SystemExit(f"{path}: not a file of kept scores ({error})") from None
+    if not isinstance(kept, dict) or not all(
+        isinstance(entry, dict)
+        and isinstance(entry.get("texts_sha256"), str)
+        and isinstance(entry.get("scores"), list)
+        for entry in kept.values()
+    ):
+        raise SystemExit(
+            f"{path}: not a file of kept scores (--scores-dir writes one per row: for each set, "
+            "its texts' sha256 and a score per text)"
+        )
+    return kept
+
+
+def is_kept_scores(spec: str) -> bool:
+    """Whether a member names a ``.json`` file of kept scores rather than a checkpoint (folder or config)."""
+    return spec.endswith(".json") and not pathlib.Path(spec).is_dir()
+
+
 def kept_scores(path: pathlib.Path) -> SetScorer:
     """A member that reads the scores ``--scores-dir`` kept for each set, checked against the set's texts."""
-    kept = json.loads(path.read_text(encoding="utf-8"))
+    kept = read_kept_scores(path)
 
     def read(key: str, texts: list[str]) -> np.ndarray:
         if key not in kept:
             raise SystemExit(f"{path} keeps no scores for {key!r}: it was written for other sets")
-        if kept[key]["texts_sha256"] != texts_digest(texts):
+        if kept[key]["texts_sha256"] != texts_digest(texts) or len(kept[key]["scores"]) != len(texts):
             raise SystemExit(f"{path} scored other texts for {key!r} than this suite's: score it again")
         return np.asarray(kept[key]["scores"], dtype=float)
 
@@ -194,7 +218,7 @@ def kept_scores(path: pathlib.Path) -> SetScorer:
 
 def member_scorer(spec: str, batch_size: int, max_length: int | None, long_stories: str | None) -> SetScorer:
     """A checkpoint's scores for a set, or the scores a ``.json`` file kept for it."""
-    if spec.endswith(".json") and pathlib.Path(spec).is_file():
+    if is_kept_scores(spec):
         return kept_scores(pathlib.Path(spec))
     scorer = load_union(spec)
 
@@ -281,6 +305,20 @@ def to_markdown(
     return "\n".join(lines) + "\n"
 
 
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, members: list[str]) -> None:
+    """Refuse, before any set is read or scored, what would fail only after minutes of scoring."""
+    if args.batch_size < 1:
+        parser.error(f"--batch-size must be at least 1, got {args.batch_size}")
+    if args.scores_dir is not None and args.scores_dir.exists() and not args.scores_dir.is_dir():
+        parser.error(f"--scores-dir {args.scores_dir}: a file, not a folder")
+    for option, path in (("--report", args.report), ("--json", args.json)):
+        if path is not None and (path.is_dir() or not path.resolve().parent.is_dir()):
+            parser.error(f"{option} {path}: not a file in an existing folder")
+    for member in members:
+        if is_kept_scores(member):
+            read_kept_scores(pathlib.Path(member))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -320,6 +358,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     checkpoints = args.checkpoint or ([] if args.mean_of else ["default"])
     rows = {c: c for c in checkpoints} | {" + ".join(group): group for group in args.mean_of}
+    check_arguments(parser, args, [*checkpoints, *(m for group in args.mean_of for m in group)])
     evaluate.logging.disable_progress_bar()
     started = time.perf_counter()
     rated, pairs = rated_sets(), pair_sets()

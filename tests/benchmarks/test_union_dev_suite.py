@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -89,3 +90,29 @@ def test_kept_scores_stand_in_for_their_checkpoint_and_only_for_the_texts_they_s
         union_dev_suite.evaluate_checkpoint(
             str(path), [union_dev_suite.RatedSet("elsewhere", STORIES, human)], [], 2, None
         )
+
+
+def test_bad_arguments_are_refused_by_name_before_any_set_is_read(tmp_path, monkeypatch, capsys):
+    def unread() -> None:
+        raise AssertionError("a set was read before the arguments were checked")
+
+    monkeypatch.setattr(union_dev_suite, "rated_sets", unread)
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / "other.json").write_text(json.dumps({"rated": [0.5, 0.2]}))
+    for argv, message in (
+        (["--batch-size", "0"], "--batch-size must be at least 1, got 0"),
+        (["--scores-dir", str(tmp_path / "a-file")], "--scores-dir .*a-file: a file, not a folder"),
+        (["--report", str(tmp_path / "none" / "r.md")], "--report .*r.md: not a file in an existing folder"),
+        (["--json", str(tmp_path)], "--json .*: not a file in an existing folder"),
+        (["--checkpoint", str(tmp_path / "missing.json")], "missing.json: not a file of kept scores"),
+        (["--mean-of", "default", str(tmp_path / "broken.json")], "broken.json: not a file of kept scores"),
+        (
+            ["--checkpoint", str(tmp_path / "other.json")],
+            r"other.json: not a file of kept scores \(--scores-dir",
+        ),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            union_dev_suite.main(argv)
+        said = f"{exit_info.value.code} {capsys.readouterr().err}"
+        assert re.search(message, said), (message, said)
