@@ -105,6 +105,21 @@ def teacher_sha256(rows: datasets.Dataset) -> str:
     return digest.hexdigest()
 
 
+def check_teacher_scores(rows: datasets.Dataset, source: str | None) -> None:
+    """Fail unless every row's ``teacher`` score is a probability, naming the first row that is not."""
+    try:
+        scores = np.asarray(rows[TEACHER_COLUMN], dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{source}: the {TEACHER_COLUMN!r} column holds no numbers.") from None
+    outside = np.flatnonzero(~((scores >= 0) & (scores <= 1)))  # NaN is outside too
+    if outside.size:
+        first = int(outside[0])
+        raise ValueError(
+            f"{source}: {outside.size} rows' {TEACHER_COLUMN!r} score is no probability between 0 and 1, "
+            f"first {scores[first]} for the text {rows[first]['text'][:60]!r}."
+        )
+
+
 def soft_cross_entropy(logits: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of two-class logits against P(class 1) = ``teacher``, row by row."""
     log_probs = F.log_softmax(logits.float(), dim=-1)

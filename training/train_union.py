@@ -36,7 +36,12 @@ from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 from story_quality.annotations import AnnotatedStories, read_annotations
 from story_quality.meta_evaluation import METHODS, correlate, score_stories
 from story_quality.training import run_setup
-from story_quality.training.distillation import TEACHER_COLUMN, DistillationTrainer, teacher_sha256
+from story_quality.training.distillation import (
+    TEACHER_COLUMN,
+    DistillationTrainer,
+    check_teacher_scores,
+    teacher_sha256,
+)
 from story_quality.training.model_cards import (
     hub_id_or_none,
     recipe_rows,
@@ -278,7 +283,10 @@ def prepare_pairs(run: Run) -> tuple[datasets.Dataset, datasets.Dataset | None]:
             train = train.select(range(min(data_args.max_train_samples, len(train))))
     train, validation = (
         taught_rows(rows, source, run.model_args.distillation_weight)
-        for rows, source in ((train, data_args.dataset), (validation, data_args.validation_dataset))
+        for rows, source in (
+            (train, data_args.dataset),
+            (validation, data_args.validation_dataset or data_args.dataset),
+        )
     )
     if run.model_args.distillation_weight:
         args.remove_unused_columns = False  # the teacher column is no argument of the model's forward
@@ -298,6 +306,7 @@ def taught_rows(rows: datasets.Dataset | None, source: str | None, weight: float
             f"--distillation_weight {weight} needs a {TEACHER_COLUMN!r} column, which {source} lacks; "
             "add the teachers' scores with training/teacher_scores.py."
         )
+    check_teacher_scores(rows, source)
     return rows
 
 

@@ -204,6 +204,20 @@ def test_a_distillation_weight_without_teacher_scores_or_out_of_range_is_refused
     ):
         train_union.main(student_args(student_start, "as-labels.jsonl", tmp_path / "run2", "1.5"))
     assert not (tmp_path / "run2").exists()
+    lines = (student_start / "as-labels.jsonl").read_text().splitlines()
+    for name, value, message in (
+        (
+            "above-one",
+            1.5,
+            r"1 rows' 'teacher' score is no probability between 0 and 1, first 1\.5 for the text",
+        ),
+        ("words", "high", r"the 'teacher' column holds no numbers"),
+    ):
+        rows = [json.loads(line) for line in lines]
+        rows[-1]["teacher"] = value
+        (student_start / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+        with pytest.raises(ValueError, match=rf"{name}\.jsonl: {message}"):
+            train_union.main(student_args(student_start, f"{name}.jsonl", tmp_path / name, "0.5"))
 
 
 def test_the_teacher_sha256_reads_every_score():
