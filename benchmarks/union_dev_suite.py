@@ -55,6 +55,7 @@ from story_quality.training.negatives.build import build_union_dataset  # noqa: 
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
 from story_quality.union import UnionScorer  # noqa: E402
 from story_quality.union.checkpoints import is_config_name  # noqa: E402
+from story_quality.union.scoring import MIN_WINDOW  # noqa: E402
 from story_quality.union.story_text import StoryNormalization  # noqa: E402
 
 PAIR_SEED = 2026
@@ -79,6 +80,22 @@ class PairSet:
     name: str
     human: list[str]
     corrupted: list[str]
+
+    def human_texts(self) -> tuple[str, list[str]]:
+        """The human stories under the name their scores are kept by."""
+        return f"{self.name}: human", self.human
+
+    def corrupted_texts(self) -> tuple[str, list[str]]:
+        """The corrupted copies under the name their scores are kept by."""
+        return f"{self.name}: corrupted", self.corrupted
+
+
+def scored_texts(rated: list[RatedSet], pairs: list[PairSet]) -> dict[str, list[str]]:
+    """Every list of texts the suite scores, by the name its scores are kept under."""
+    texts = {rated_set.name: rated_set.stories for rated_set in rated}
+    for pair_set in pairs:
+        texts.update([pair_set.human_texts(), pair_set.corrupted_texts()])
+    return texts
 
 
 def distinct_trigrams(text: str) -> float:
@@ -188,6 +205,7 @@ def read_kept_scores(path: pathlib.Path) -> dict[str, dict]:
         isinstance(entry, dict)
         and isinstance(entry.get("texts_sha256"), str)
         and isinstance(entry.get("scores"), list)
+        and all(is_finite_number(score) for score in entry["scores"])
         for entry in kept.values()
     ):
         raise SystemExit(
@@ -195,6 +213,11 @@ def read_kept_scores(path: pathlib.Path) -> dict[str, dict]:
             "its texts' sha256 and a score per text)"
         )
     return kept
+
+
+def is_finite_number(value: object) -> bool:
+    """Whether a JSON value is a finite number (not a bool, a string or null)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and bool(np.isfinite(value))
 
 
 def is_kept_scores(spec: str) -> bool:
@@ -256,8 +279,8 @@ def evaluate_checkpoint(
     for rated_set in rated:
         rows[rated_set.name] = _correlations(scores(rated_set.name, rated_set.stories), rated_set.human)
     for pair_set in pairs:
-        human = scores(f"{pair_set.name}: human", pair_set.human)
-        corrupted = scores(f"{pair_set.name}: corrupted", pair_set.corrupted)
+        human = scores(*pair_set.human_texts())
+        corrupted = scores(*pair_set.corrupted_texts())
         rows[pair_set.name] = {
             "pairs": len(human),
             "pair accuracy": float((human > corrupted).mean()),
@@ -309,14 +332,28 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, m
     """Refuse, before any set is read or scored, what would fail only after minutes of scoring."""
     if args.batch_size < 1:
         parser.error(f"--batch-size must be at least 1, got {args.batch_size}")
-    if args.scores_dir is not None and args.scores_dir.exists() and not args.scores_dir.is_dir():
-        parser.error(f"--scores-dir {args.scores_dir}: a file, not a folder")
+    if args.max_length is not None and args.max_length < MIN_WINDOW:
+        parser.error(f"--max-length must be at least {MIN_WINDOW}, got {args.max_length}")
+    if args.scores_dir is not None:
+        folder = args.scores_dir.resolve()
+        existing = next(path for path in (folder, *folder.parents) if path.exists())
+        if not existing.is_dir():
+            parser.error(f"--scores-dir {args.scores_dir}: {existing} is a file, not a folder")
     for option, path in (("--report", args.report), ("--json", args.json)):
         if path is not None and (path.is_dir() or not path.resolve().parent.is_dir()):
             parser.error(f"{option} {path}: not a file in an existing folder")
     for member in members:
         if is_kept_scores(member):
             read_kept_scores(pathlib.Path(member))
+
+
+def check_kept_members(members: list[str], texts: dict[str, list[str]]) -> None:
+    """Refuse a kept-scores member that lacks a set or scored other texts, before anything is scored."""
+    for member in members:
+        if is_kept_scores(member):
+            read = kept_scores(pathlib.Path(member))
+            for key, set_texts in texts.items():
+                read(key, set_texts)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -358,10 +395,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     checkpoints = args.checkpoint or ([] if args.mean_of else ["default"])
     rows = {c: c for c in checkpoints} | {" + ".join(group): group for group in args.mean_of}
-    check_arguments(parser, args, [*checkpoints, *(m for group in args.mean_of for m in group)])
+    members = [*checkpoints, *(m for group in args.mean_of for m in group)]
+    check_arguments(parser, args, members)
     evaluate.logging.disable_progress_bar()
     started = time.perf_counter()
     rated, pairs = rated_sets(), pair_sets()
+    check_kept_members(members, scored_texts(rated, pairs))
     results = {}
     for row, spec in rows.items():
         kept: dict[str, dict] | None = {} if args.scores_dir else None

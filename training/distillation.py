@@ -50,12 +50,15 @@ def teacher_probabilities(
     return np.asarray(scores, dtype=float)
 
 
-def check_scoring_options(max_length: int, batch_size: int) -> None:
-    """Fail unless the teachers can read ``max_length`` word pieces a row, ``batch_size`` rows at a time."""
-    if max_length < MIN_WINDOW or batch_size < 1:
-        raise ValueError(
-            f"max_length must be at least {MIN_WINDOW} and batch_size at least 1, got {max_length} and {batch_size}."
-        )
+def check_scoring_options(
+    max_length: int, batch_size: int, names: tuple[str, str] = ("max_length", "batch_size")
+) -> None:
+    """Fail unless the teachers can read ``max_length`` word pieces a row, ``batch_size`` rows at a
+    time; ``names`` are what the caller calls the two (a command's options)."""
+    if max_length < MIN_WINDOW:
+        raise ValueError(f"{names[0]} must be at least {MIN_WINDOW}, got {max_length}.")
+    if batch_size < 1:
+        raise ValueError(f"{names[1]} must be at least 1, got {batch_size}.")
 
 
 def add_teacher_scores(
@@ -99,9 +102,10 @@ def add_teacher_scores(
 
 def teacher_sha256(rows: datasets.Dataset) -> str:
     """sha256 of the rows' ``teacher`` column, every value in order (as float64), for summaries and resumes."""
+    scores = rows.select_columns([TEACHER_COLUMN])
     digest = hashlib.sha256()
-    for start in range(0, len(rows), 10_000):
-        digest.update(np.asarray(rows[start : start + 10_000][TEACHER_COLUMN], dtype="<f8").tobytes())
+    for start in range(0, len(scores), 10_000):
+        digest.update(np.asarray(scores[start : start + 10_000][TEACHER_COLUMN], dtype="<f8").tobytes())
     return digest.hexdigest()
 
 
@@ -110,13 +114,16 @@ def check_teacher_scores(rows: datasets.Dataset, source: str | None) -> None:
     try:
         scores = np.asarray(rows[TEACHER_COLUMN], dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{source}: the {TEACHER_COLUMN!r} column holds no numbers.") from None
-    outside = np.flatnonzero(~((scores >= 0) & (scores <= 1)))  # NaN is outside too
+        scores = None
+    if scores is None or scores.ndim != 1:
+        raise ValueError(f"{source}: the {TEACHER_COLUMN!r} column holds no number per row.")
+    outside = np.flatnonzero(~((scores >= 0) & (scores <= 1)))  # NaN (a missing score) is outside too
     if outside.size:
         first = int(outside[0])
+        value = "missing" if np.isnan(scores[first]) else scores[first]
         raise ValueError(
             f"{source}: {outside.size} rows' {TEACHER_COLUMN!r} score is no probability between 0 and 1, "
-            f"first {scores[first]} for the text {rows[first]['text'][:60]!r}."
+            f"first {value} for the text {rows[first]['text'][:60]!r}."
         )
 
 

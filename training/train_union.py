@@ -361,7 +361,8 @@ def run_facts(model_args: ModelArguments, data_args: DataArguments) -> dict[str,
         "--max_length": model_args.max_length,
         "--reconstruction_weight": model_args.reconstruction_weight,
         "--normalization": data_args.normalization,
-    } | ({"--distillation_weight": model_args.distillation_weight} if model_args.distillation_weight else {})
+        "--distillation_weight": model_args.distillation_weight,
+    }
 
 
 def check_and_record_data(run: Run, train: datasets.Dataset) -> None:

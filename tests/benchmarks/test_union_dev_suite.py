@@ -100,9 +100,13 @@ def test_bad_arguments_are_refused_by_name_before_any_set_is_read(tmp_path, monk
     (tmp_path / "a-file").write_text("x")
     (tmp_path / "broken.json").write_text("{not json")
     (tmp_path / "other.json").write_text(json.dumps({"rated": [0.5, 0.2]}))
+    (tmp_path / "null.json").write_text(json.dumps({"rated": {"texts_sha256": "0", "scores": [0.5, None]}}))
     for argv, message in (
         (["--batch-size", "0"], "--batch-size must be at least 1, got 0"),
-        (["--scores-dir", str(tmp_path / "a-file")], "--scores-dir .*a-file: a file, not a folder"),
+        (["--max-length", "8"], "--max-length must be at least 16, got 8"),
+        (["--scores-dir", str(tmp_path / "a-file")], "--scores-dir .*a-file is a file, not a folder"),
+        (["--scores-dir", str(tmp_path / "a-file" / "in")], "--scores-dir .*in: .*a-file is a file"),
+        (["--checkpoint", str(tmp_path / "null.json")], "null.json: not a file of kept scores"),
         (["--report", str(tmp_path / "none" / "r.md")], "--report .*r.md: not a file in an existing folder"),
         (["--json", str(tmp_path)], "--json .*: not a file in an existing folder"),
         (["--checkpoint", str(tmp_path / "missing.json")], "missing.json: not a file of kept scores"),
@@ -116,3 +120,34 @@ def test_bad_arguments_are_refused_by_name_before_any_set_is_read(tmp_path, monk
             union_dev_suite.main(argv)
         said = f"{exit_info.value.code} {capsys.readouterr().err}"
         assert re.search(message, said), (message, said)
+
+
+def test_kept_scores_for_other_sets_are_refused_before_any_checkpoint_is_scored(tmp_path, monkeypatch):
+    human = np.array([4.0, 1.0, 3.5, 2.0, 1.5])
+    rated = [union_dev_suite.RatedSet("rated", STORIES, human)]
+    pairs = [union_dev_suite.PairSet("pairs", STORIES[:3], STORIES[2:])]
+    texts = union_dev_suite.scored_texts(rated, pairs)
+    assert texts == {"rated": STORIES, "pairs: human": STORIES[:3], "pairs: corrupted": STORIES[2:]}
+    kept = {
+        key: {"texts_sha256": union_dev_suite.texts_digest(t), "scores": [0.5] * len(t)}
+        for key, t in texts.items()
+    }
+    monkeypatch.setattr(union_dev_suite, "rated_sets", lambda: rated)
+    monkeypatch.setattr(union_dev_suite, "pair_sets", lambda: pairs)
+
+    def unscored(spec: str) -> None:
+        raise AssertionError(f"{spec} was loaded before the kept scores were checked")
+
+    monkeypatch.setattr(union_dev_suite, "load_union", unscored)
+    for name, broken, message in (
+        (
+            "no-pairs",
+            {k: v for k, v in kept.items() if k != "pairs: corrupted"},
+            "keeps no scores for 'pairs: corrupted'",
+        ),
+        ("short", {**kept, "rated": {**kept["rated"], "scores": [0.5]}}, "scored other texts for 'rated'"),
+    ):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(broken))
+        with pytest.raises(SystemExit, match=rf"{name}\.json {message}"):
+            union_dev_suite.main(["--mean-of", "default", str(path)])

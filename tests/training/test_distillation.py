@@ -83,7 +83,7 @@ def test_rows_that_carry_teacher_scores_or_another_normalisation_or_a_longer_win
         add_teacher_scores(rows(["a b"]).add_column("teacher", [0.5]), [str(teachers[0])], MAX_LENGTH)
     with pytest.raises(ValueError, match=r"Teacher .*/b reads at most 64 word pieces; max_length is 65"):
         add_teacher_scores(rows(["a b"]), [str(teachers[0]), str(teachers[1])][::-1], 65)
-    with pytest.raises(ValueError, match="batch_size at least 1, got 24 and 0"):
+    with pytest.raises(ValueError, match="batch_size must be at least 1, got 0"):
         add_teacher_scores(rows(["a b"]), [str(teachers[0])], MAX_LENGTH, batch_size=0)
     built = build_union_dataset(
         datasets.Dataset.from_dict({"text": ["Ken went home. He slept. Then he woke up and ate."] * 2}),
@@ -105,10 +105,9 @@ def test_the_command_writes_the_rows_and_a_summary_and_refuses_bad_input_by_name
             "--dataset .*none: not a corpus",
         ),
         ([*base[:3], str(tmp_path / "no-teacher"), "--output_dir", str(tmp_path / "o")], "no-teacher"),
-        (
-            [*base, str(tmp_path / "o"), "--max_length", "8"],
-            "max_length must be at least 16 and batch_size at least 1, got 8",
-        ),
+        ([*base, str(tmp_path / "rows" / "dataset_info.json" / "o")], "--output_dir .*o: cannot write there"),
+        ([*base, str(tmp_path / "o"), "--max_length", "8"], "--max_length must be at least 16, got 8"),
+        ([*base, str(tmp_path / "o"), "--batch_size", "0"], "--batch_size must be at least 1, got 0"),
     ):
         with pytest.raises(SystemExit):
             teacher_scores.main(argv)
@@ -211,7 +210,8 @@ def test_a_distillation_weight_without_teacher_scores_or_out_of_range_is_refused
             1.5,
             r"1 rows' 'teacher' score is no probability between 0 and 1, first 1\.5 for the text",
         ),
-        ("words", "high", r"the 'teacher' column holds no numbers"),
+        ("words", "high", r"the 'teacher' column holds no number per row"),
+        ("missing", None, r"1 rows' 'teacher' score is no probability between 0 and 1, first missing"),
     ):
         rows = [json.loads(line) for line in lines]
         rows[-1]["teacher"] = value
@@ -233,7 +233,11 @@ def test_a_distilled_run_resumes_only_on_the_teacher_scores_it_was_trained_with(
     saving = ["--save_strategy", "steps", "--save_steps", "2"]
     train_union.main([*student_args(student_start, "opposite.jsonl", out, "0.5"), *saving])
     record = json.loads((out / "run_record.json").read_text())
-    assert record["teacher scores of --dataset (sha256)"] != record["training pairs of --dataset (sha256)"]
+    rows = datasets.load_dataset("json", data_files=str(student_start / "opposite.jsonl"), split="train")
+    assert record["teacher scores of --dataset (sha256)"] == teacher_sha256(rows)
+    assert record["--distillation_weight"] == 0.5
+    same = [*student_args(student_start, "opposite.jsonl", out, "0.5"), *saving]
+    train_union.main([*same, "--resume_from_checkpoint", str(out / "checkpoint-2")])  # the same rows resume
     # the same labels and texts, other teacher scores: not the run being resumed
     resumed = [*student_args(student_start, "as-labels.jsonl", out, "0.5"), *saving]
     with pytest.raises(ValueError, match=r"teacher scores of --dataset \(sha256\)"):

@@ -395,5 +395,6 @@ def test_a_run_records_its_settings_and_data_for_a_resume(trained, workdir):
         "--model_name_or_path": str(workdir / "base"),
         "--normalization": "roc",
         "--reconstruction_weight": pytest.approx(0.1),
+        "--distillation_weight": 0.0,
         "training pairs of --dataset (sha256)": corpus_sha256(train),
     }
