@@ -2,13 +2,8 @@
 
 Each metric lists its options (``story_quality.union.options.UNION_OPTIONS``,
 ``story_quality.gruen.options.GRUEN_OPTIONS``); from that list come the checks every call
-runs (:meth:`OptionSpec.check`), the ``story-quality score`` flags (:meth:`OptionSpec.add_flags`)
-and the option tables of the metric cards (:meth:`OptionSpec.markdown_table`), which
-
-    python -m story_quality.options            # rewrites the tables in metrics/*/README.md
-    python -m story_quality.options --check    # exits 1 when a card's table is not the spec's
-
-keeps in step with the spec.
+runs (:meth:`OptionSpec.check`), the ``story-quality score`` flags (:func:`add_flags`) and the
+option tables of the metric cards (:mod:`story_quality.option_tables`).
 """
 
 from __future__ import annotations
@@ -16,8 +11,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import pathlib
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,8 +25,6 @@ KINDS = {
     "revision": "str",
     "device": "str, int or torch.device",
 }
-TABLE_START = "<!-- options: generated from the option spec by `python -m story_quality.options` -->"
-TABLE_END = "<!-- /options -->"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,16 +135,6 @@ class OptionSpec:
         validation.check_options(given, self.names)
         return {option.name: option.check(given.get(option.name, option.default)) for option in self.options}
 
-    def markdown_table(self) -> str:
-        """The card's option table, between its markers."""
-        rows = [
-            f"| `{option.name}` | {option.type_text()} | {option.table_default()} | {option.help} |"
-            for option in self.options
-        ]
-        return "\n".join(
-            [TABLE_START, "| option | type | default | what it does |", "|---|---|---|---|", *rows, TABLE_END]
-        )
-
 
 def add_flags(
     parser: argparse.ArgumentParser, specs: Sequence[OptionSpec], default_texts: Mapping[str, str] = {}
@@ -184,48 +165,3 @@ def add_flags(
 def given_flags(args: argparse.Namespace, spec: OptionSpec) -> dict[str, Any]:
     """The options of ``spec`` given on the command line (a flag left at None is left to the metric)."""
     return {name: getattr(args, name) for name in spec.names if getattr(args, name, None) is not None}
-
-
-def with_table(card: str, table: str, where: str) -> str:
-    """``card`` with the text between its option-table markers replaced by ``table``."""
-    start, end = card.find(TABLE_START), card.find(TABLE_END)
-    if start < 0 or end < start:
-        raise ValueError(f"{where} has no option table markers ({TABLE_START} ... {TABLE_END})")
-    return card[:start] + table + card[end + len(TABLE_END) :]
-
-
-def specs() -> dict[str, OptionSpec]:
-    from story_quality.gruen.options import GRUEN_OPTIONS
-    from story_quality.union.options import UNION_OPTIONS
-
-    return {"union": UNION_OPTIONS, "gruen": GRUEN_OPTIONS}
-
-
-def card_path(metric: str) -> pathlib.Path:
-    from story_quality import metric_path
-
-    return pathlib.Path(metric_path(metric)) / "README.md"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--check", action="store_true", help="only say whether every card's table is current")
-    args = parser.parse_args(argv)
-    stale = []
-    for metric, spec in specs().items():
-        path = card_path(metric)
-        card = path.read_text(encoding="utf-8")
-        current = with_table(card, spec.markdown_table(), str(path))
-        if current != card:
-            stale.append(str(path))
-            if not args.check:
-                path.write_text(current, encoding="utf-8")
-    if stale:
-        print(("out of date: " if args.check else "rewrote: ") + ", ".join(stale), file=sys.stderr)
-    return 1 if stale and args.check else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

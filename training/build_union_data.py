@@ -35,7 +35,8 @@ from story_quality.training.corpora import (
     held_out_contexts,
     load_stories,
 )
-from story_quality.training.negatives.build import build_union_copies, corpus_sha256, read_summary
+from story_quality.training.negatives.build import build_union_copies, read_summary
+from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.training.negatives.corruptions import technique_probs_argument
 from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.training.negatives.ngram_continuations import (

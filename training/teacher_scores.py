@@ -30,7 +30,7 @@ from story_quality.training.distillation import (
     check_scoring_options,
     teacher_sha256,
 )
-from story_quality.training.negatives.build import corpus_sha256
+from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.training.negatives.lm_continuations import load_corpus
 from story_quality.training.output_folders import (
     check_output_folder,

@@ -49,7 +49,7 @@ from story_quality.training.model_cards import (
     table_rows,
     write_model_card,
 )
-from story_quality.training.negatives.build import corpus_sha256
+from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.training.output_folders import check_resumed_run, write_run_record
 from story_quality.training.union_model import (
     DEFAULT_RECONSTRUCTION_WEIGHT,

@@ -11,7 +11,7 @@ import evaluate
 import numpy
 import pytest
 
-from story_quality import cli, metric_path, options
+from story_quality import cli, metric_path, option_tables, options
 from story_quality.gruen import GruenScorer
 from story_quality.gruen import scorer as gruen_scorer
 from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
@@ -31,26 +31,26 @@ def keyword_defaults(function, skip: int) -> dict:
 
 @pytest.mark.parametrize("name", SPECS)
 def test_each_card_holds_the_table_its_spec_generates(name):
-    card = options.card_path(name).read_text(encoding="utf-8")
-    table = SPECS[name].markdown_table()
-    assert table in card and options.with_table(card, table, name) == card
+    card = option_tables.card_path(name).read_text(encoding="utf-8")
+    table = option_tables.markdown_table(SPECS[name])
+    assert table in card and option_tables.with_table(card, table, name) == card
     assert all(f"| `{option}` |" in table for option in SPECS[name].names)
-    assert options.main(["--check"]) == 0
+    assert option_tables.main(["--check"]) == 0
 
 
 def test_a_stale_table_is_found_and_a_card_without_markers_named(tmp_path, monkeypatch):
-    card = options.card_path("union").read_text(encoding="utf-8")
+    card = option_tables.card_path("union").read_text(encoding="utf-8")
     stale = tmp_path / "union.md"
     stale.write_text(card.replace("| `rescale` |", "| `rescaled` |"), encoding="utf-8")
     monkeypatch.setattr(
-        options, "card_path", lambda metric: stale if metric == "union" else tmp_path / "none.md"
+        option_tables, "card_path", lambda metric: stale if metric == "union" else tmp_path / "none.md"
     )
     (tmp_path / "none.md").write_text("no table here", encoding="utf-8")
     with pytest.raises(ValueError, match="none.md has no option table markers"):
-        options.main(["--check"])
-    monkeypatch.setattr(options, "specs", lambda: {"union": UNION_OPTIONS})
-    assert options.main(["--check"]) == 1
-    assert options.main([]) == 0 and stale.read_text(encoding="utf-8") == card
+        option_tables.main(["--check"])
+    monkeypatch.setattr(option_tables, "specs", lambda: {"union": UNION_OPTIONS})
+    assert option_tables.main(["--check"]) == 1
+    assert option_tables.main([]) == 0 and stale.read_text(encoding="utf-8") == card
 
 
 @pytest.mark.parametrize("name", SPECS)

@@ -15,7 +15,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from story_quality.training import generated_negatives as gn
 from story_quality.training.negatives import corruptions, generated, lm_continuations, story_lm
-from story_quality.training.negatives.build import corpus_sha256
+from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.union.story_text import SENTENCE_STOPS
 
 WORDS = ["a", "b", "c", "d", "."]

@@ -384,7 +384,7 @@ def test_resuming_with_another_model_or_data_is_refused_before_training(
 
 
 def test_a_run_records_its_settings_and_data_for_a_resume(trained, workdir):
-    from story_quality.training.negatives.build import corpus_sha256
+    from story_quality.training.negatives.corpus_hash import corpus_sha256
 
     record = json.loads((trained / "run_record.json").read_text())
     data = train_union.DataArguments(dataset=str(workdir / "pairs.jsonl"))

@@ -18,7 +18,6 @@ it back with :func:`read_summary`.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import logging
@@ -30,6 +29,7 @@ from typing import Any
 import datasets
 from datasets.fingerprint import Hasher
 
+from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.union import story_text
 from story_quality.union.story_text import (
     CONFIG_KEY,
@@ -447,16 +447,6 @@ def read_summary(dataset: datasets.Dataset) -> dict[str, Any]:
 def normalization_of(dataset: datasets.Dataset) -> StoryNormalization:
     """The :class:`StoryNormalization` a built dataset's text went through (for the checkpoint config)."""
     return StoryNormalization.from_dict(read_summary(dataset)[CONFIG_KEY])
-
-
-def corpus_sha256(dataset: datasets.Dataset) -> str:
-    """sha256 of a built corpus's rows (label, text, in order): a rerun that gives this built the same data."""
-    digest = hashlib.sha256()
-    for start in range(0, len(dataset), 10_000):
-        batch = dataset[start : start + 10_000]
-        for label, text in zip(batch["label"], batch["text"], strict=True):
-            digest.update(f"{label}\t{text}\n".encode())
-    return digest.hexdigest()
 
 
 def build_union_copies(

@@ -22,6 +22,7 @@ from story_quality.training.output_folders import (
     written_whole,
 )
 
+from .corpus_hash import corpus_sha256
 from .lm_continuations import load_corpus, read_json_lines
 from .story_lm import opening, text_sha256
 
@@ -127,8 +128,6 @@ def replace_corpus(
 ) -> dict[str, Any]:
     """``replace``: the output folder checked, the samples matched to the corpus, all before any work;
     then the corpus with generated negatives and its summary written into ``output_dir`` whole."""
-    from .build import corpus_sha256  # not at the top: build imports corruptions, whose registry imports this
-
     check_output_folder(output_dir, REPLACED, overwrite, inputs=[corpus_dir, samples_path])
     probe_writable(output_dir)
     corpus = load_corpus(corpus_dir, "corpus")
