@@ -68,9 +68,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu", help="torch device to score on (default: cpu)")
     args = parser.parse_args(argv)
     try:
-        check_scoring_options(
-            args.max_length, args.batch_size, ("--max_length", "--batch_size")
-        )  # before the rows
+        # the options first, before the output folder or the rows are looked at
+        check_scoring_options(args.max_length, args.batch_size, ("--max_length", "--batch_size"))
         summary = teach(args)
     except (OSError, ValueError) as error:  # the user's to fix: a usage error naming the folder or option
         parser.error(str(error))
