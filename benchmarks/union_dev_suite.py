@@ -30,12 +30,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import pathlib
 import re
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -195,12 +197,16 @@ def texts_digest(texts: Sequence[str]) -> str:
 SetScorer = Callable[[str, list[str]], np.ndarray]
 
 
+class KeptScoresError(ValueError):
+    """A file of kept scores that is no such file, or was kept for other texts than the suite's."""
+
+
 def read_kept_scores(path: pathlib.Path) -> dict[str, dict]:
     """The scores ``--scores-dir`` kept in ``path``: per set, its texts' sha256 and a score per text."""
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SystemExit(f"{path}: not a file of kept scores ({error})") from None
+        raise KeptScoresError(f"{path}: not a file of kept scores ({error})") from None
     if not isinstance(kept, dict) or not all(
         isinstance(entry, dict)
         and isinstance(entry.get("texts_sha256"), str)
@@ -208,7 +214,7 @@ def read_kept_scores(path: pathlib.Path) -> dict[str, dict]:
         and all(is_finite_number(score) for score in entry["scores"])
         for entry in kept.values()
     ):
-        raise SystemExit(
+        raise KeptScoresError(
             f"{path}: not a file of kept scores (--scores-dir writes one per row: for each set, "
             "its texts' sha256 and a score per text)"
         )
@@ -217,7 +223,12 @@ def read_kept_scores(path: pathlib.Path) -> dict[str, dict]:
 
 def is_finite_number(value: object) -> bool:
     """Whether a JSON value is a finite number (not a bool, a string or null)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and bool(np.isfinite(value))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer too large for a float
+        return False
 
 
 def is_kept_scores(spec: str) -> bool:
@@ -231,19 +242,22 @@ def kept_scores(path: pathlib.Path) -> SetScorer:
 
     def read(key: str, texts: list[str]) -> np.ndarray:
         if key not in kept:
-            raise SystemExit(f"{path} keeps no scores for {key!r}: it was written for other sets")
+            raise KeptScoresError(f"{path} keeps no scores for {key!r}: it was written for other sets")
         if kept[key]["texts_sha256"] != texts_digest(texts) or len(kept[key]["scores"]) != len(texts):
-            raise SystemExit(f"{path} scored other texts for {key!r} than this suite's: score it again")
+            raise KeptScoresError(f"{path} scored other texts for {key!r} than this suite's: score it again")
         return np.asarray(kept[key]["scores"], dtype=float)
 
     return read
 
 
 def member_scorer(spec: str, batch_size: int, max_length: int | None, long_stories: str | None) -> SetScorer:
-    """A checkpoint's scores for a set, or the scores a ``.json`` file kept for it."""
+    """A checkpoint's scores for a set, or the scores a ``.json`` file kept for it; a checkpoint is
+    loaded now and the options checked against it (its window), before any text is scored."""
     if is_kept_scores(spec):
         return kept_scores(pathlib.Path(spec))
     scorer = load_union(spec)
+    options = {"batch_size": batch_size, "device": None, "max_length": max_length}
+    scorer.reading({**options, "long_stories": long_stories, "rescale": None})
 
     def score(key: str, texts: list[str]) -> np.ndarray:
         scored = scorer.score(texts, batch_size, max_length=max_length, long_stories=long_stories)
@@ -260,14 +274,19 @@ def evaluate_checkpoint(
     max_length: int | None,
     long_stories: str | None = None,
     kept: dict[str, dict] | None = None,
+    loaded: Mapping[str, SetScorer] | None = None,
 ) -> dict[str, dict[str, float]]:
     """One checkpoint's figures; for several, the figures of the mean of their scores, text by text.
 
     A member may be a ``.json`` file of kept scores. Where ``kept`` is given, the row's scores of
-    every set are written into it with the sha256 of the set's texts (``--scores-dir``).
+    every set are written into it with the sha256 of the set's texts (``--scores-dir``). Members
+    already in ``loaded`` (:func:`load_members`) are not loaded again.
     """
     members = [checkpoint] if isinstance(checkpoint, str) else list(checkpoint)
-    scorers = [member_scorer(m, batch_size, max_length, long_stories) for m in members]
+    loaded = loaded or {}
+    scorers = [
+        loaded[m] if m in loaded else member_scorer(m, batch_size, max_length, long_stories) for m in members
+    ]
 
     def scores(key: str, texts: list[str]) -> np.ndarray:
         mean = np.mean([scorer(key, texts) for scorer in scorers], axis=0)
@@ -328,6 +347,28 @@ def to_markdown(
     return "\n".join(lines) + "\n"
 
 
+def table_rows(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str | list[str]]:
+    """The table's rows, by name: each ``--checkpoint``, then each ``--mean-of``; none twice."""
+    checkpoints = args.checkpoint or ([] if args.mean_of else ["default"])
+    rows: dict[str, str | list[str]] = {}
+    for name, members in [(c, c) for c in checkpoints] + [(" + ".join(g), g) for g in args.mean_of]:
+        if isinstance(members, list) and len(members) < 2:
+            parser.error(f"--mean-of {name}: a mean needs at least two members (one is --checkpoint {name})")
+        if name in rows:
+            parser.error(f"{name} is named twice: each row of the table once")
+        rows[name] = members
+    if args.scores_dir is not None:
+        files: dict[str, str] = {}
+        for name in rows:
+            other = files.setdefault(scores_file_name(name), name)
+            if other != name:
+                parser.error(
+                    f"--scores-dir: rows {other} and {name} would keep their scores in one file, "
+                    f"{scores_file_name(name)}; score them in two runs"
+                )
+    return rows
+
+
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, members: list[str]) -> None:
     """Refuse, before any set is read or scored, what would fail only after minutes of scoring."""
     if args.batch_size < 1:
@@ -339,12 +380,20 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, m
         existing = next(path for path in (folder, *folder.parents) if path.exists())
         if not existing.is_dir():
             parser.error(f"--scores-dir {args.scores_dir}: {existing} is a file, not a folder")
+        try:
+            args.scores_dir.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=args.scores_dir).close()
+        except OSError as error:
+            parser.error(f"--scores-dir {args.scores_dir}: cannot write there ({error.strerror or error})")
     for option, path in (("--report", args.report), ("--json", args.json)):
         if path is not None and (path.is_dir() or not path.resolve().parent.is_dir()):
             parser.error(f"{option} {path}: not a file in an existing folder")
     for member in members:
         if is_kept_scores(member):
-            read_kept_scores(pathlib.Path(member))
+            try:
+                read_kept_scores(pathlib.Path(member))
+            except KeptScoresError as error:
+                parser.error(str(error))
 
 
 def check_kept_members(members: list[str], texts: dict[str, list[str]]) -> None:
@@ -354,6 +403,20 @@ def check_kept_members(members: list[str], texts: dict[str, list[str]]) -> None:
             read = kept_scores(pathlib.Path(member))
             for key, set_texts in texts.items():
                 read(key, set_texts)
+
+
+def load_members(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, members: list[str]
+) -> dict[str, SetScorer]:
+    """Every row's members, each loaded once and the options checked against it, before any scoring:
+    a checkpoint that does not load is named now, not after the rows before it were scored."""
+    loaded: dict[str, SetScorer] = {}
+    for member in dict.fromkeys(members):
+        try:
+            loaded[member] = member_scorer(member, args.batch_size, args.max_length, args.long_stories)
+        except (OSError, ValueError) as error:
+            parser.error(f"{member}: {error}")
+    return loaded
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -393,25 +456,28 @@ def main(argv: Sequence[str] | None = None) -> None:
         "read back in place of a checkpoint (to average checkpoints scored on another machine)",
     )
     args = parser.parse_args(argv)
-    checkpoints = args.checkpoint or ([] if args.mean_of else ["default"])
-    rows = {c: c for c in checkpoints} | {" + ".join(group): group for group in args.mean_of}
-    members = [*checkpoints, *(m for group in args.mean_of for m in group)]
+    rows = table_rows(parser, args)
+    members = [m for spec in rows.values() for m in ([spec] if isinstance(spec, str) else spec)]
     check_arguments(parser, args, members)
     evaluate.logging.disable_progress_bar()
     started = time.perf_counter()
-    rated, pairs = rated_sets(), pair_sets()
-    check_kept_members(members, scored_texts(rated, pairs))
+    try:
+        rated, pairs = rated_sets(), pair_sets()
+        check_kept_members(members, scored_texts(rated, pairs))
+    except (FileNotFoundError, KeptScoresError) as error:
+        parser.error(str(error))
+    loaded = load_members(parser, args, members)
     results = {}
     for row, spec in rows.items():
         kept: dict[str, dict] | None = {} if args.scores_dir else None
         results[row] = evaluate_checkpoint(
-            spec, rated, pairs, args.batch_size, args.max_length, args.long_stories, kept
+            spec, rated, pairs, args.batch_size, args.max_length, args.long_stories, kept, loaded
         )
         if args.scores_dir:
             args.scores_dir.mkdir(parents=True, exist_ok=True)
             (args.scores_dir / scores_file_name(row)).write_text(json.dumps(kept), encoding="utf-8")
     command = "python -m benchmarks.union_dev_suite " + " ".join(
-        [f"--checkpoint {c}" for c in checkpoints]
+        [f"--checkpoint {spec}" for spec in rows.values() if isinstance(spec, str)]
         + [f"--mean-of {' '.join(group)}" for group in args.mean_of]
         + ([f"--max-length {args.max_length}"] if args.max_length else [])
         + ([f"--long-stories {args.long_stories}"] if args.long_stories else [])

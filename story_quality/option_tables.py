@@ -62,8 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     stale = []
     for metric, spec in specs().items():
         path = card_path(metric)
-        card = path.read_text(encoding="utf-8")
-        current = with_table(card, markdown_table(spec), str(path))
+        try:  # a card that cannot be read or has no markers is an error (2), not "out of date" (1)
+            card = path.read_text(encoding="utf-8")
+            current = with_table(card, markdown_table(spec), str(path))
+        except (OSError, ValueError) as error:
+            parser.error(str(error))
         if current != card:
             stale.append(str(path))
             if not args.check:

@@ -156,9 +156,10 @@ def average_checkpoints(
     names = [os.fspath(c) for c in checkpoints]
     if len(names) < 2:
         raise ValueError(f"Averaging needs at least two checkpoints, got {len(names)}: {names}")
-    if len(set(names)) != len(names):
-        duplicate = next(n for n in names if names.count(n) > 1)
-        raise ValueError(f"Checkpoint {duplicate!r} is given twice; a soup averages distinct runs")
+    folders = [os.path.realpath(n) if os.path.isdir(n) else n for n in names]  # "run", "run/", "./run"
+    for i, folder in enumerate(folders):
+        if folder in folders[:i]:
+            raise ValueError(f"Checkpoint {names[i]!r} is given twice; a soup averages distinct runs")
     try:
         check_output_folder(output_dir, SOUP, overwrite, inputs=[n for n in names if os.path.exists(n)])
         probe_writable(output_dir)

@@ -15,6 +15,7 @@ probability's class. ``w = 0`` is UNION's own objective.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,10 +27,11 @@ from transformers import Trainer
 
 from story_quality.batching import progress
 from story_quality.model_positions import model_window
+from story_quality.training.negatives.build import normalization_of
 from story_quality.training.union_model import TEACHER_COLUMN
-from story_quality.training.union_pairs import check_normalization
 from story_quality.union import UnionScorer
 from story_quality.union.scoring import MIN_WINDOW, class_probabilities, encode
+from story_quality.union.story_text import StoryNormalization
 
 
 def teacher_probabilities(
@@ -74,17 +76,17 @@ def add_teacher_scores(
     Each distinct text is scored once per teacher. A teacher recording another normalisation
     than the rows were built with is refused by name before any text is scored.
     """
-    if not teachers:
-        raise ValueError("Name at least one teacher checkpoint.")
-    if TEACHER_COLUMN in pairs.column_names:
-        raise ValueError(f"{source} already has a {TEACHER_COLUMN!r} column; start from rows without one.")
+    check_rows_and_teachers(pairs, teachers, source)
     check_scoring_options(max_length, batch_size)
+    built_with = recorded_normalization(pairs)
     scorers = [UnionScorer(teacher) for teacher in teachers]
     for teacher, scorer in zip(teachers, scorers, strict=True):
-        try:
-            check_normalization(pairs, source, scorer.normalization)
-        except ValueError as error:
-            raise ValueError(f"Teacher {teacher}: {error}") from None
+        if built_with is not None and built_with != scorer.normalization:
+            raise ValueError(
+                f"Teacher {teacher} records normalisation {scorer.normalization.to_dict()}, but the rows of "
+                f"{source} were built with {built_with.to_dict()}; a teacher reads the rows as they are, so "
+                "it must record theirs."
+            )
         window = model_window(scorer.tokenizer, scorer.model.config)
         if max_length > window:
             raise ValueError(
@@ -98,6 +100,35 @@ def add_teacher_scores(
         axis=0,
     )
     return pairs.add_column(TEACHER_COLUMN, [float(mean[where[text]]) for text in texts])
+
+
+def check_rows_and_teachers(pairs: datasets.Dataset, teachers: Sequence[str], source: str) -> None:
+    """Fail, before any teacher is loaded, on rows with nothing to score or teachers named wrongly."""
+    if not teachers:
+        raise ValueError("Name at least one teacher checkpoint.")
+    folders = [os.path.realpath(teacher) if os.path.isdir(teacher) else teacher for teacher in teachers]
+    for i, folder in enumerate(folders):
+        if folder in folders[:i]:
+            raise ValueError(
+                f"Teacher {teachers[i]} is named twice; name each once (the mean would count it twice)."
+            )
+    if "text" not in pairs.column_names:
+        raise ValueError(
+            f"{source} has no 'text' column (it has {pairs.column_names}); teachers score the rows of "
+            "training/build_union_data.py."
+        )
+    if len(pairs) == 0:
+        raise ValueError(f"{source} holds no rows.")
+    if TEACHER_COLUMN in pairs.column_names:
+        raise ValueError(f"{source} already has a {TEACHER_COLUMN!r} column; start from rows without one.")
+
+
+def recorded_normalization(pairs: datasets.Dataset) -> StoryNormalization | None:
+    """The normalisation the rows were built with, as their build recorded it (None: rows from elsewhere)."""
+    try:
+        return normalization_of(pairs)
+    except ValueError:
+        return None
 
 
 def teacher_sha256(rows: datasets.Dataset) -> str:

@@ -38,6 +38,7 @@ from story_quality.training.output_folders import (
     saved_dataset,
     written_whole,
 )
+from story_quality.validation import check_device
 
 SUMMARY = "teacher_scores_summary.json"
 # The output: a saved dataset and its summary, never another tool's folder.
@@ -65,11 +66,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="word pieces read per row, as the student's run (default: 256)",
     )
     parser.add_argument("--batch_size", type=int, default=64, help="scoring batch size (default: 64)")
-    parser.add_argument("--device", default="cpu", help="torch device to score on (default: cpu)")
+    parser.add_argument(
+        "--device", default="cpu", help="torch device to score on: cpu, cuda, cuda:1, mps (default: cpu)"
+    )
     args = parser.parse_args(argv)
     try:
         # the options first, before the output folder or the rows are looked at
         check_scoring_options(args.max_length, args.batch_size, ("--max_length", "--batch_size"))
+        check_device(args.device)
         summary = teach(args)
     except (OSError, ValueError) as error:  # the user's to fix: a usage error naming the folder or option
         parser.error(str(error))
@@ -78,7 +82,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def teach(args: argparse.Namespace) -> dict[str, object]:
     """Check the output folder, read the rows, score them with the teachers, write rows and summary."""
-    check_output_folder(args.output_dir, TAUGHT, args.overwrite, inputs=[args.dataset, *args.teacher])
+    check_output_folder(
+        args.output_dir, TAUGHT, args.overwrite, inputs=[args.dataset, *args.teacher], option="--output_dir"
+    )
     probe_writable(args.output_dir, "--output_dir")
     pairs = load_corpus(args.dataset, "--dataset")
     taught = add_teacher_scores(

@@ -270,12 +270,18 @@ def prepare_pairs(run: Run) -> tuple[datasets.Dataset, datasets.Dataset | None]:
     """Training and held-out pairs: read, or negative-sampled from stories, then split by story."""
     data_args, args = run.data_args, run.args
     normalization = run.preset.normalization
+    pairs_only = (
+        f"--distillation_weight {run.model_args.distillation_weight} reads the teachers' scores of built "
+        "rows: build them with training/build_union_data.py, score them with training/teacher_scores.py"
+        if run.model_args.distillation_weight
+        else None
+    )
     with args.main_process_first(desc="loading and negative-sampling the stories"):
-        pairs = load_pairs(data_args.dataset, data_args, normalization, args.seed)
+        pairs = load_pairs(data_args.dataset, data_args, normalization, args.seed, pairs_only)
         if data_args.validation_dataset:
             train, validation = (
                 pairs,
-                load_pairs(data_args.validation_dataset, data_args, normalization, args.seed),
+                load_pairs(data_args.validation_dataset, data_args, normalization, args.seed, pairs_only),
             )
         else:
             train, validation = split_held_out(pairs, data_args.validation_fraction, args.seed)

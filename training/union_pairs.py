@@ -38,11 +38,14 @@ def _load_table(source: str, split: str) -> datasets.Dataset | None:
     return None
 
 
-def load_pairs(source: str, data: Any, normalization: StoryNormalization, seed: int) -> datasets.Dataset:
+def load_pairs(
+    source: str, data: Any, normalization: StoryNormalization, seed: int, pairs_only: str | None = None
+) -> datasets.Dataset:
     """UNION's human/corrupted pairs from ``source``: read as they are, or sampled from stories.
 
     ``data`` carries ``train_union``'s data arguments: ``dataset_split``, ``text_column`` and
-    ``preprocessing_num_workers``.
+    ``preprocessing_num_workers``. With ``pairs_only`` (why), stories are refused before any
+    sampling: the source must hold built pairs.
     """
     table = _load_table(source, data.dataset_split)
     if table is not None and set(PAIR_COLUMNS) <= set(table.column_names):
@@ -55,6 +58,9 @@ def load_pairs(source: str, data: Any, normalization: StoryNormalization, seed: 
             raise ValueError(f"{source!r}: label must be 0 (perturbed) or 1 (human), found {sorted(labels)}.")
         check_normalization(table, source, normalization)
         return table
+    if pairs_only:
+        columns = f" (it has {table.column_names})" if table is not None else ""
+        raise ValueError(f"{source} holds no UNION pairs{columns}: {pairs_only}")
     from story_quality.training.corpora import load_stories
     from story_quality.training.negatives.build import build_union_dataset
 

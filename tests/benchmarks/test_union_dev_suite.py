@@ -84,9 +84,9 @@ def test_kept_scores_stand_in_for_their_checkpoint_and_only_for_the_texts_they_s
     for name in both:
         assert mixed[name] == pytest.approx(both[name], abs=1e-12)
     other = [union_dev_suite.RatedSet("rated", [*STORIES[1:], STORIES[0]], human)]
-    with pytest.raises(SystemExit, match=r"a\.json scored other texts for 'rated'"):
+    with pytest.raises(union_dev_suite.KeptScoresError, match=r"a\.json scored other texts for 'rated'"):
         union_dev_suite.evaluate_checkpoint(str(path), other, [], 2, None)
-    with pytest.raises(SystemExit, match=r"a\.json keeps no scores for 'elsewhere'"):
+    with pytest.raises(union_dev_suite.KeptScoresError, match=r"a\.json keeps no scores for 'elsewhere'"):
         union_dev_suite.evaluate_checkpoint(
             str(path), [union_dev_suite.RatedSet("elsewhere", STORIES, human)], [], 2, None
         )
@@ -101,6 +101,7 @@ def test_bad_arguments_are_refused_by_name_before_any_set_is_read(tmp_path, monk
     (tmp_path / "broken.json").write_text("{not json")
     (tmp_path / "other.json").write_text(json.dumps({"rated": [0.5, 0.2]}))
     (tmp_path / "null.json").write_text(json.dumps({"rated": {"texts_sha256": "0", "scores": [0.5, None]}}))
+    (tmp_path / "huge.json").write_text('{"rated": {"texts_sha256": "0", "scores": [1' + "0" * 400 + "]}}")
     for argv, message in (
         (["--batch-size", "0"], "--batch-size must be at least 1, got 0"),
         (["--max-length", "8"], "--max-length must be at least 16, got 8"),
@@ -110,6 +111,14 @@ def test_bad_arguments_are_refused_by_name_before_any_set_is_read(tmp_path, monk
         (["--report", str(tmp_path / "none" / "r.md")], "--report .*r.md: not a file in an existing folder"),
         (["--json", str(tmp_path)], "--json .*: not a file in an existing folder"),
         (["--checkpoint", str(tmp_path / "missing.json")], "missing.json: not a file of kept scores"),
+        (["--checkpoint", str(tmp_path / "huge.json")], "huge.json: not a file of kept scores"),
+        (["--mean-of", "default"], "--mean-of default: a mean needs at least two members"),
+        (["--checkpoint", "default", "--mean-of", "default"], "--mean-of default: a mean needs at least two"),
+        (["--checkpoint", "default", "--checkpoint", "default"], "default is named twice"),
+        (
+            ["--checkpoint", "a/b", "--checkpoint", "a-b", "--scores-dir", str(tmp_path / "kept")],
+            "--scores-dir: rows a/b and a-b would keep their scores in one file, a-b.json",
+        ),
         (["--mean-of", "default", str(tmp_path / "broken.json")], "broken.json: not a file of kept scores"),
         (
             ["--checkpoint", str(tmp_path / "other.json")],
@@ -118,11 +127,13 @@ def test_bad_arguments_are_refused_by_name_before_any_set_is_read(tmp_path, monk
     ):
         with pytest.raises(SystemExit) as exit_info:
             union_dev_suite.main(argv)
-        said = f"{exit_info.value.code} {capsys.readouterr().err}"
-        assert re.search(message, said), (message, said)
+        said = capsys.readouterr().err
+        assert exit_info.value.code == 2 and re.search(message, said), (message, said)
 
 
-def test_kept_scores_for_other_sets_are_refused_before_any_checkpoint_is_scored(tmp_path, monkeypatch):
+def test_kept_scores_for_other_sets_are_refused_before_any_checkpoint_is_scored(
+    tmp_path, monkeypatch, capsys
+):
     human = np.array([4.0, 1.0, 3.5, 2.0, 1.5])
     rated = [union_dev_suite.RatedSet("rated", STORIES, human)]
     pairs = [union_dev_suite.PairSet("pairs", STORIES[:3], STORIES[2:])]
@@ -149,5 +160,39 @@ def test_kept_scores_for_other_sets_are_refused_before_any_checkpoint_is_scored(
     ):
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(broken))
-        with pytest.raises(SystemExit, match=rf"{name}\.json {message}"):
+        with pytest.raises(SystemExit) as exit_info:
             union_dev_suite.main(["--mean-of", "default", str(path)])
+        assert exit_info.value.code == 2
+        assert re.search(rf"{name}\.json {message}", capsys.readouterr().err)
+
+
+def test_a_checkpoint_that_does_not_load_or_is_too_short_is_refused_before_any_text_is_scored(
+    tmp_path, monkeypatch, capsys
+):
+    good = save_union_checkpoint(tmp_path / "good", normalization=ROC_STORIES.to_dict(), max_length=48)
+    monkeypatch.setattr(
+        union_dev_suite, "rated_sets", lambda: [union_dev_suite.RatedSet("r", STORIES, np.ones(5))]
+    )
+    monkeypatch.setattr(union_dev_suite, "pair_sets", lambda: [])
+
+    def unscored(*args, **kwargs) -> None:
+        raise AssertionError("a row was scored before every member was loaded and checked")
+
+    monkeypatch.setattr(union_dev_suite, "evaluate_checkpoint", unscored)
+    for argv, message in (
+        (["--checkpoint", str(good), "--checkpoint", str(tmp_path / "nope")], r"nope: "),
+        (["--mean-of", str(good), str(tmp_path / "nope")], r"nope: "),
+        (["--checkpoint", str(good), "--max-length", "1000"], r"good: max_length must be at most .* 48"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            union_dev_suite.main(argv)
+        said = capsys.readouterr().err
+        assert exit_info.value.code == 2 and re.search(message, said), (message, said)
+
+
+def test_missing_data_is_a_usage_error_naming_the_setting(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("STORY_QUALITY_DATA", str(tmp_path / "no-data"))
+    with pytest.raises(SystemExit) as exit_info:
+        union_dev_suite.main(["--checkpoint", "default"])
+    assert exit_info.value.code == 2
+    assert "point STORY_QUALITY_DATA at the folder" in capsys.readouterr().err

@@ -38,16 +38,20 @@ def test_each_card_holds_the_table_its_spec_generates(name):
     assert option_tables.main(["--check"]) == 0
 
 
-def test_a_stale_table_is_found_and_a_card_without_markers_named(tmp_path, monkeypatch):
+def test_a_stale_table_is_found_and_a_card_without_markers_named(tmp_path, monkeypatch, capsys):
     card = option_tables.card_path("union").read_text(encoding="utf-8")
     stale = tmp_path / "union.md"
     stale.write_text(card.replace("| `rescale` |", "| `rescaled` |"), encoding="utf-8")
     monkeypatch.setattr(
         option_tables, "card_path", lambda metric: stale if metric == "union" else tmp_path / "none.md"
     )
-    (tmp_path / "none.md").write_text("no table here", encoding="utf-8")
-    with pytest.raises(ValueError, match="none.md has no option table markers"):
+    with pytest.raises(SystemExit) as exit_info:  # a card that is not there: an error, not "out of date"
         option_tables.main(["--check"])
+    assert exit_info.value.code == 2 and "none.md" in capsys.readouterr().err
+    (tmp_path / "none.md").write_text("no table here", encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        option_tables.main(["--check"])
+    assert exit_info.value.code == 2 and "none.md has no option table markers" in capsys.readouterr().err
     monkeypatch.setattr(option_tables, "specs", lambda: {"union": UNION_OPTIONS})
     assert option_tables.main(["--check"]) == 1
     assert option_tables.main([]) == 0 and stale.read_text(encoding="utf-8") == card

@@ -119,9 +119,10 @@ def test_too_few_or_repeated_checkpoints_are_usage_errors(runs, tmp_path, capsys
         main([str(runs[0]), "--output-dir", str(tmp_path / "soup")])
     assert exit_info.value.code == 2
     assert "at least two checkpoints" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main([str(runs[0]), str(runs[0]), "--output-dir", str(tmp_path / "soup")])
-    assert f"{str(runs[0])!r} is given twice" in capsys.readouterr().err
+    for again in (str(runs[0]), f"{runs[0]}/", str(runs[0].parent / "." / runs[0].name)):
+        with pytest.raises(SystemExit):
+            main([str(runs[0]), again, "--output-dir", str(tmp_path / "soup")])
+        assert f"{again!r} is given twice" in capsys.readouterr().err
 
 
 def test_the_least_aligned_weight_matrix_is_found():

@@ -21,6 +21,7 @@ from story_quality.training.distillation import (
     soft_cross_entropy,
     teacher_sha256,
 )
+from story_quality.training.negatives import build as negatives_build
 from story_quality.training.negatives.build import build_union_dataset
 from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.union.story_text import ROC_STORIES, WRITING_PROMPTS
@@ -91,15 +92,32 @@ def test_rows_that_carry_teacher_scores_or_another_normalisation_or_a_longer_win
         seed=1,
         lexicon=Lexicon(tagger="heuristic", wordnet="none"),
     )
-    with pytest.raises(ValueError, match=r"Teacher .*/a: .*built with normalisation"):
+    with pytest.raises(
+        ValueError, match=r"Teacher .*/a records normalisation .* rows of wp-rows were built with"
+    ):
         add_teacher_scores(built, [str(teachers[0])], MAX_LENGTH, source="wp-rows")
+    for same in (str(teachers[0]), f"{teachers[0]}/", str(teachers[0].parent / "." / teachers[0].name)):
+        with pytest.raises(ValueError, match="is named twice"):
+            add_teacher_scores(rows(["a b"]), [str(teachers[0]), same], MAX_LENGTH)
+    with pytest.raises(ValueError, match=r"rows-x has no 'text' column \(it has \['story'\]\)"):
+        add_teacher_scores(
+            datasets.Dataset.from_dict({"story": ["a b"]}), [str(teachers[0])], MAX_LENGTH, source="rows-x"
+        )
+    with pytest.raises(ValueError, match="rows-x holds no rows"):
+        add_teacher_scores(rows([]), [str(teachers[0])], MAX_LENGTH, source="rows-x")
 
 
 def test_the_command_writes_the_rows_and_a_summary_and_refuses_bad_input_by_name(teachers, tmp_path, capsys):
     rows(["the dog ran .", "the cat ate ."]).save_to_disk(str(tmp_path / "rows"))
+    rows([]).save_to_disk(str(tmp_path / "empty"))
     base = ["--dataset", str(tmp_path / "rows"), "--teacher", str(teachers[0]), "--output_dir"]
     for argv, message in (
-        ([*base, str(tmp_path / "rows")], "is the input"),
+        ([*base, str(tmp_path / "rows")], "--output_dir .*rows is the input"),
+        (
+            ["--dataset", str(tmp_path / "empty"), *base[2:], str(tmp_path / "o")],
+            "--dataset .*empty: the saved corpus holds no rows",
+        ),
+        ([*base, str(tmp_path / "o"), "--device", "bogus"], "device 'bogus' is not a device name"),
         (
             ["--dataset", str(tmp_path / "none"), *base[2:], str(tmp_path / "o")],
             "--dataset .*none: not a corpus",
@@ -193,11 +211,28 @@ def test_a_student_learns_from_the_teacher_column_and_only_as_much_as_its_weight
     assert "distillation weight" not in (tmp_path / "plain" / "README.md").read_text()
 
 
-def test_a_distillation_weight_without_teacher_scores_or_out_of_range_is_refused(student_start, tmp_path):
+def test_a_distillation_weight_without_teacher_scores_or_out_of_range_is_refused(
+    student_start, tmp_path, monkeypatch
+):
     with pytest.raises(
         ValueError, match=r"--distillation_weight 0\.5 needs a 'teacher' column, which .*pairs"
     ):
         train_union.main(student_args(student_start, "pairs.jsonl", tmp_path / "run", "0.5"))
+    stories = [{"text": "Ken went home. He slept. He woke up.", "teacher": 0.5}] * 4
+    (tmp_path / "stories.jsonl").write_text("".join(json.dumps(row) + "\n" for row in stories))
+
+    def unsampled(*args, **kwargs):
+        raise AssertionError("stories were negative-sampled before the distillation data was checked")
+
+    monkeypatch.setattr(negatives_build, "build_union_dataset", unsampled)
+    with pytest.raises(
+        ValueError,
+        match=r"stories\.jsonl holds no UNION pairs \(it has \['text', 'teacher'\]\): --distillation_weight 0\.5 reads",
+    ):
+        # an absolute path joined to the fixture's folder stays itself
+        train_union.main(
+            student_args(student_start, str(tmp_path / "stories.jsonl"), tmp_path / "run", "0.5")
+        )
     with pytest.raises(
         ValueError, match=r"--distillation_weight must be between 0 and 1 \(0: off\), got 1\.5"
     ):

@@ -59,6 +59,9 @@ def load_corpus(folder: pathlib.Path, option: str) -> Any:
         raise FileNotFoundError(
             f"{option} {folder}: not a corpus saved by build_union_data.py (no dataset_info.json)."
         )
+    state = folder / "state.json"
+    if state.is_file() and json.loads(state.read_text(encoding="utf-8")).get("_data_files") == []:
+        raise ValueError(f"{option} {folder}: the saved corpus holds no rows.")  # datasets cannot load it
     return datasets.load_from_disk(str(folder))
 
 
