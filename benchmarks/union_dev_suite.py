@@ -354,6 +354,8 @@ def table_rows(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dic
     for name, members in [(c, c) for c in checkpoints] + [(" + ".join(g), g) for g in args.mean_of]:
         if isinstance(members, list) and len(members) < 2:
             parser.error(f"--mean-of {name}: a mean needs at least two members (one is --checkpoint {name})")
+        if isinstance(members, list) and len(set(members)) < len(members):
+            parser.error(f"--mean-of {' '.join(members)}: a member is named twice (it would count double)")
         if name in rows:
             parser.error(f"{name} is named twice: each row of the table once")
         rows[name] = members

@@ -115,6 +115,7 @@ def test_bad_arguments_are_refused_by_name_before_any_set_is_read(tmp_path, monk
         (["--mean-of", "default"], "--mean-of default: a mean needs at least two members"),
         (["--checkpoint", "default", "--mean-of", "default"], "--mean-of default: a mean needs at least two"),
         (["--checkpoint", "default", "--checkpoint", "default"], "default is named twice"),
+        (["--mean-of", "default", "default"], "--mean-of default default: a member is named twice"),
         (
             ["--checkpoint", "a/b", "--checkpoint", "a-b", "--scores-dir", str(tmp_path / "kept")],
             "--scores-dir: rows a/b and a-b would keep their scores in one file, a-b.json",
