@@ -283,5 +283,24 @@ class CheckedInputs:
         )
 
     def add(self, *, prediction=None, reference=None, **kwargs):
-        """Check one text, then store it as ``evaluate`` does."""
+        """Check one text, then store it as ``evaluate`` does.
+
+        ``evaluate.combine([...]).add(prediction=x)`` hands the text over as ``predictions=x`` (the
+        feature's name): one text under either name is taken, both at once are refused.
+        """
+        prediction = one_prediction(prediction, kwargs.pop("predictions", None))
         return super().add(prediction=self.check_predictions([prediction])[0], reference=reference, **kwargs)
+
+
+def one_prediction(prediction: Any, predictions: Any) -> Any:
+    """The one text ``add`` was given, as ``prediction=`` (evaluate's name) or ``predictions=``
+    (the name ``evaluate.combine`` passes); refused when given under both names.
+
+    >>> one_prediction(None, "A story.")
+    'A story.'
+    """
+    if prediction is not None and predictions is not None:
+        raise TypeError(
+            "add() got the text twice, as prediction= and predictions=; pass one text as prediction=."
+        )
+    return predictions if prediction is None else prediction
