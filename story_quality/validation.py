@@ -234,11 +234,29 @@ def non_finite_tensor(model: torch.nn.Module) -> str | None:
     return None
 
 
-def check_options(given: Mapping[str, Any], known: Sequence[str]) -> None:
-    """Refuse a misspelt or unknown option, naming it and the closest known one."""
+# What a user may pass to compute to choose union's checkpoint, which is evaluate.load's config_name.
+CONFIG_NAME_ARGUMENTS = ("checkpoint", "config_name", "model", "model_name", "model_name_or_path", "revision")
+
+
+def check_options(
+    given: Mapping[str, Any], known: Sequence[str], config_name_arguments: Sequence[str] = ()
+) -> None:
+    """Refuse a misspelt or unknown option, naming it and the closest known one; one of
+    ``config_name_arguments`` (a checkpoint chosen at compute time) is sent to evaluate.load.
+
+    >>> check_options({"checkpoint": "org/model"}, ["batch_size"], CONFIG_NAME_ARGUMENTS)
+    Traceback (most recent call last):
+    ...
+    TypeError: compute() takes no 'checkpoint': the checkpoint is evaluate.load's second argument, config_name (evaluate.load(path, "org/model@revision")); load one metric instance per checkpoint.
+    """
     import difflib
 
     for name in given:
+        if name in config_name_arguments:
+            raise TypeError(
+                f"compute() takes no {name!r}: the checkpoint is evaluate.load's second argument, config_name "
+                '(evaluate.load(path, "org/model@revision")); load one metric instance per checkpoint.'
+            )
         if name not in known:
             close = difflib.get_close_matches(name, [*known, "predictions", "references"], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""

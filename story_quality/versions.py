@@ -10,7 +10,8 @@ environment and runs the fast suite against them.
 from __future__ import annotations
 
 import importlib.metadata
-import re
+
+from packaging.version import Version
 
 MINIMUM_VERSIONS = {
     "transformers": "5.6.0",
@@ -21,13 +22,14 @@ MINIMUM_VERSIONS = {
 }
 
 
-def _parts(version: str) -> tuple[int, ...]:
-    """``"5.6.0.dev0"`` -> ``(5, 6, 0)``: the numeric release, enough to compare floors.
+def meets_floor(installed: str, floor: str) -> bool:
+    """Whether version ``installed`` is at least ``floor``, as ``packaging`` (PEP 440) orders them: a
+    local build (``+cpu``) of a release counts as it, a pre-release (``rc1``, ``.dev0``) does not.
 
-    >>> _parts("2.13.0+cpu") > _parts("2.4.0")
-    True
+    >>> meets_floor("2.13.0+cpu", "2.4.0"), meets_floor("5.6.0rc1", "5.6.0"), meets_floor("5.6.0", "5.6.0")
+    (True, False, True)
     """
-    return tuple(int(x) for x in re.findall(r"\d+", version.split("+")[0].split(".dev")[0])[:3])
+    return Version(installed) >= Version(floor)
 
 
 def check_min_versions(*packages: str) -> None:
@@ -38,7 +40,7 @@ def check_min_versions(*packages: str) -> None:
             installed = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             continue  # a missing package fails at its own import, with its own name
-        if _parts(installed) < _parts(MINIMUM_VERSIONS[name]):
+        if not meets_floor(installed, MINIMUM_VERSIONS[name]):
             stale.append(f"{name} {installed} (needs >= {MINIMUM_VERSIONS[name]})")
     if stale:
         wanted = " ".join(f'"{name}>={MINIMUM_VERSIONS[name]}"' for name in packages or MINIMUM_VERSIONS)

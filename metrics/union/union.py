@@ -26,9 +26,9 @@ trained to tell human-written stories from automatically corrupted copies of the
 (repeated plot, substituted and reordered sentences, negated events). The score of a story
 is the classifier's probability that it is human-written: 1 reads as coherent, 0 as broken.
 
-The checkpoint is the config name: "default" (the shipped default, inside the package),
-"roc" / "wp" (the BERT-base Hub checkpoints for ROCStories / WritingPrompts), any Hub model
-id (add "@revision" to pin one), or a local directory.
+The checkpoint is the config name, evaluate.load's second argument: "default" (the shipped
+default, inside the package), any Hub model id (add "@revision" to pin one), or a local
+directory written by training/train_union.py.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -41,7 +41,7 @@ Args:
     device (`str`, `int` or `torch.device`, optional): where to run; the first GPU when
         there is one, else the CPU.
     max_length (`int`, optional): the window, in word pieces; default the checkpoint's
-        (200 for the published checkpoints, 256 for "default").
+        (256 for "default").
     long_stories (`str`, optional): how a story longer than the window is read: "head" keeps
         its first word pieces (the paper), "windows" scores consecutive windows of whole
         sentences and averages them, weighted by their lengths. Default: what the checkpoint
@@ -104,7 +104,7 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
-        validation.check_options(kwargs, UNION_OPTIONS.names)
+        validation.check_options(kwargs, UNION_OPTIONS.names, validation.CONFIG_NAME_ARGUMENTS)
         with self.taking_turns():  # another thread's add must not land between the check and the work
             if predictions is None:  # score what add_batch gathered
                 if self.writer is None and self.num_process == 1:

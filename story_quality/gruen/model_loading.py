@@ -19,6 +19,7 @@ from transformers import (
 )
 
 from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
+from story_quality.hub_reach import hub_lookup_options
 from story_quality.model_positions import model_window
 from story_quality.validation import non_finite_tensor
 
@@ -52,15 +53,18 @@ def load_model(role: str, name: str, revision: str | None, device: torch.device)
             f"GRUEN could not load its {ROLE_NAMES[role]} from the local folder {path}: {problem}. Each of "
             f"GRUEN's model folders holds {CHECKPOINT_LAYOUT} (what save_pretrained writes)."
         )
+    lookup, unreachable = hub_lookup_options(source, local)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
+        tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, **lookup)
         model, loading = MODEL_CLASSES[role].from_pretrained(
-            source, revision=revision, use_safetensors=True, trust_remote_code=False, output_loading_info=True
-        )
+            source, revision=revision, use_safetensors=True, trust_remote_code=False, output_loading_info=True,
+            **lookup,
+        )  # fmt: skip
     except (OSError, ValueError, SafetensorError) as error:
+        cause = f"{unreachable}, and it is not in the local cache" if unreachable else str(error).strip()
         raise OSError(
             f"GRUEN could not load its {ROLE_NAMES[role]} from {name!r} (revision {revision!r}). "
-            f"Cause: {str(error).strip().rstrip('.')}. Offline, pass a local folder instead: "
+            f"Cause: {cause.rstrip('.')}. Offline, pass a local folder instead: "
             f"{role}_model='/path/to/folder', holding {CHECKPOINT_LAYOUT} (what save_pretrained writes)."
         ) from error
     # A head missing from the weights would be randomly initialised: scores that mean nothing.

@@ -3,7 +3,9 @@
 ``"default"`` is the shipped default, a checkpoint inside the project (MiniLM fine-tuned on ROCStories and
 WritingPrompts, fp16 safetensors, package data of the installed project), verified file by file against a
 manifest whose own sha256 is recorded here, so it loads offline and a damaged copy is named.
-``"roc"`` and ``"wp"`` are the Hub ids of the BERT-base checkpoints still to be published.
+``"roc"`` and ``"wp"`` once named BERT-base Hub checkpoints that were never published: they are
+refused with the way to build one (``training/train_union.py --normalization roc|wp``), and stay
+only as the Hub ids a checkpoint trained with that preset is published under.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import pathlib
 
 from story_quality.checkpoint_files import sha256_of
 
+# Where a checkpoint trained with each corpus preset is pushed (training/union_presets.py); none is
+# published yet, so these are not config names of the metric (resolve_checkpoint refuses them).
 PUBLISHED_CHECKPOINTS: dict[str, str] = {
     "roc": "story-quality-metrics/union-roc",
     "wp": "story-quality-metrics/union-wp",
@@ -89,7 +93,8 @@ def alternative_hint() -> str:
 
 
 def is_config_name(name: str) -> bool:
-    """Whether ``name`` is one of the metric's config names rather than a Hub id or a folder.
+    """Whether ``name`` is one of the names the metric reserves ("default", and the unpublished
+    "roc" / "wp" it refuses) rather than a Hub id or a folder.
 
     >>> is_config_name("default"), is_config_name("wp"), is_config_name("someone/their-union")
     (True, True, False)
@@ -100,8 +105,6 @@ def is_config_name(name: str) -> bool:
 def resolve_checkpoint(name: str) -> str:
     """Map a config name to what ``from_pretrained`` loads: the shipped default's folder, a Hub id or a directory.
 
-    >>> resolve_checkpoint("roc")
-    'story-quality-metrics/union-roc'
     >>> resolve_checkpoint("someone/their-union")
     'someone/their-union'
     """
@@ -109,17 +112,21 @@ def resolve_checkpoint(name: str) -> str:
         folder = embedded_checkpoint_dir()
         verify_checkpoint(folder, EMBEDDED_MANIFEST_SHA256)
         return str(folder)
-    if name in PUBLISHED_CHECKPOINTS:
-        return PUBLISHED_CHECKPOINTS[name]
     named, _, revision = name.partition("@")
-    if revision and is_config_name(named) and not os.path.isdir(name):
-        pinned = PUBLISHED_CHECKPOINTS.get(named)
+    if named in PUBLISHED_CHECKPOINTS and not os.path.isdir(name):
+        raise CheckpointError(unpublished_message(name, named))
+    if revision and named == EMBEDDED_NAME and not os.path.isdir(name):
         raise CheckpointError(
-            f"{name!r}: the named checkpoint {named!r} takes no revision"
-            + (
-                f"; pin the Hub copy as '{pinned}@{revision}'."
-                if pinned
-                else " (it is shipped inside the package)."
-            )
+            f"{name!r}: the named checkpoint {named!r} takes no revision (it is shipped inside the package)."
         )
     return os.path.expanduser(name)
+
+
+def unpublished_message(name: str, preset: str) -> str:
+    """Why ``"roc"`` / ``"wp"`` load nothing, and how to build such a checkpoint instead."""
+    return (
+        f"{name!r} names no checkpoint: the BERT-base UNION for the {preset!r} preset "
+        f"({PUBLISHED_CHECKPOINTS[preset]}) was never published. Build one with "
+        f"python training/train_union.py --normalization {preset} ... (training/README.md) and pass its "
+        f"output folder as the config name, or pass a Hub id. {alternative_hint()}"
+    )

@@ -10,6 +10,7 @@ import transformers
 from safetensors import SafetensorError
 
 from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
+from story_quality.hub_reach import hub_lookup_options
 from story_quality.union.checkpoints import CheckpointError, alternative_hint
 from story_quality.validation import non_finite_tensor, unknown_share
 
@@ -52,6 +53,8 @@ def load_checkpoint(source: str, revision: str | None, name: str):
             f"checkpoint folder holds {CHECKPOINT_LAYOUT} (what training/train_union.py writes). "
             f"{alternative_hint()}"
         )
+    lookup, unreachable = hub_lookup_options(source, os.path.isdir(source))
+    kwargs.update(lookup)
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
         model, loading = transformers.AutoModelForSequenceClassification.from_pretrained(
@@ -65,6 +68,8 @@ def load_checkpoint(source: str, revision: str | None, name: str):
             else "the Hugging Face Hub (there is no local folder of that name either)"
         )
         cause = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else type(error).__name__
+        if unreachable:
+            cause = f"{unreachable}, and it is not in the local cache"
         raise CheckpointError(
             f"Cannot load the UNION checkpoint {name!r} ({source}) from {where}: {cause}. "
             f"A UNION checkpoint is a sequence classifier with safetensors weights, a config and a "

@@ -15,7 +15,7 @@ import torch
 import transformers
 from tiny_models import save_union_checkpoint
 
-from story_quality.union.checkpoints import PUBLISHED_CHECKPOINTS, resolve_checkpoint
+from story_quality.union.checkpoints import resolve_checkpoint
 from story_quality.union.loading import split_revision
 from story_quality.union.story_text import ROC_STORIES, StoryNormalization
 
@@ -226,14 +226,13 @@ def test_pickle_weights_are_refused(tmp_path):
         evaluate.load(METRIC, str(ckpt))
 
 
-def test_published_names_resolve_to_hub_ids_and_revisions_split():
-    assert resolve_checkpoint("roc") == "story-quality-metrics/union-roc"
-    assert resolve_checkpoint("wp") == PUBLISHED_CHECKPOINTS["wp"]
+def test_hub_ids_resolve_to_themselves_and_revisions_split():
+    assert resolve_checkpoint("someone/union") == "someone/union"
     assert split_revision("org/model@abc123") == ("org/model", "abc123")
     assert split_revision("org/model") == ("org/model", None)
 
 
-@pytest.mark.parametrize("name", ["roc", "wp", "someone/union@abc123"])
+@pytest.mark.parametrize("name", ["someone/union", "someone/union@abc123"])
 def test_hub_checkpoint_offline_fails_with_one_clear_error(name):
     """Offline, a Hub checkpoint fails fast, naming the id and the shipped default; no socket is opened."""
     with pytest.raises(OSError) as caught:  # CheckpointError of the metric's module-cache copy
