@@ -79,19 +79,7 @@ def add_teacher_scores(
     check_rows_and_teachers(pairs, teachers, source)
     check_scoring_options(max_length, batch_size)
     built_with = recorded_normalization(pairs)
-    scorers = [UnionScorer(teacher) for teacher in teachers]
-    for teacher, scorer in zip(teachers, scorers, strict=True):
-        if built_with is not None and built_with != scorer.normalization:
-            raise ValueError(
-                f"Teacher {teacher} records normalisation {scorer.normalization.to_dict()}, but the rows of "
-                f"{source} were built with {built_with.to_dict()}; a teacher reads the rows as they are, so "
-                "it must record theirs."
-            )
-        window = model_window(scorer.tokenizer, scorer.model.config)
-        if max_length > window:
-            raise ValueError(
-                f"Teacher {teacher} reads at most {window} word pieces; max_length is {max_length}."
-            )
+    scorers = [row_scorer(teacher, built_with, max_length, source) for teacher in teachers]
     texts = pairs["text"]
     distinct = list(dict.fromkeys(texts))
     where = {text: i for i, text in enumerate(distinct)}
@@ -100,6 +88,31 @@ def add_teacher_scores(
         axis=0,
     )
     return pairs.add_column(TEACHER_COLUMN, [float(mean[where[text]]) for text in texts])
+
+
+def row_scorer(
+    checkpoint: str,
+    built_with: StoryNormalization | None,
+    max_length: int,
+    source: str,
+    role: str = "Teacher",
+) -> UnionScorer:
+    """A scorer of ``checkpoint`` that reads rows built with ``built_with`` as they are, ``max_length``
+    word pieces each; a checkpoint recording another normalisation, or reading fewer pieces, is
+    refused by name (``role``: what the caller calls it)."""
+    scorer = UnionScorer(checkpoint)
+    if built_with is not None and built_with != scorer.normalization:
+        raise ValueError(
+            f"{role} {checkpoint} records normalisation {scorer.normalization.to_dict()}, but the rows of "
+            f"{source} were built with {built_with.to_dict()}; it reads the rows as they are, so "
+            "it must record theirs."
+        )
+    window = model_window(scorer.tokenizer, scorer.model.config)
+    if max_length > window:
+        raise ValueError(
+            f"{role} {checkpoint} reads at most {window} word pieces; max_length is {max_length}."
+        )
+    return scorer
 
 
 def check_rows_and_teachers(pairs: datasets.Dataset, teachers: Sequence[str], source: str) -> None:

@@ -43,11 +43,13 @@ from __future__ import annotations
 import argparse
 import bisect
 import dataclasses
+import functools
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from .fluent import FLUENT
 from .generated import GENERATED, replace_negatives
 from .lexicon import Lexicon
 from .negation import negate
@@ -386,6 +388,12 @@ GENERATED_NEGATIVES: dict[str, GeneratedNegative] = {
         GENERATED_NGRAM,
         replace_with_ngram_continuations,
         "python training/build_union_data.py --ngram-fraction F",
+    ),
+    # human sentences that lose the thread, filtered adversarially (fluent.py)
+    "fluent": GeneratedNegative(
+        FLUENT,
+        functools.partial(replace_negatives, label=FLUENT),
+        "python training/fluent_negatives.py CORPUS OUT --encoder MINILM --fraction F",
     ),
 }
 

@@ -46,12 +46,19 @@ def copy_rate(sample_text: str, original: str, n: int = 4) -> float:
     return sum(g in theirs for g in grams) / len(grams) if grams else 0.0
 
 
+def written(row: dict) -> bool:
+    """Whether a corrupted row already holds written text (any kind of generated negative)."""
+    return any(name.startswith(GENERATED) for name in row.get("corruptions") or ())
+
+
 def replace_negatives(
-    corpus: Any, samples: dict[int, list[str]], fraction: float, seed: int
+    corpus: Any, samples: dict[int, list[str]], fraction: float, seed: int, label: str = GENERATED
 ) -> tuple[Any, dict[str, Any]]:
     """``corpus`` (UNION pairs) with each corrupted copy replaced, with probability ``fraction``, by
     a sample of its story (the story's first replaced copy takes its first sample, and so on);
-    replaced rows list the corruption ``generated``. Human rows and labels are untouched."""
+    replaced rows list the one corruption ``label``. Human rows and labels are untouched, and so are
+    rows an earlier step already replaced by written text (a corruption named ``generated...``),
+    so kinds of generated negatives can be applied one after another."""
     if not 0 <= fraction <= 1:
         raise ValueError(f"--fraction must be in [0, 1], got {fraction}.")
     rng = random.Random(seed)
@@ -60,10 +67,10 @@ def replace_negatives(
 
     def swap(row: dict) -> dict:
         index = row["story_index"]
-        if row["label"] == 0 and samples.get(index) and rng.random() < fraction:
+        if row["label"] == 0 and samples.get(index) and not written(row) and rng.random() < fraction:
             texts = samples[index]
             row["text"] = texts[used[index] % len(texts)]
-            row["corruptions"] = [GENERATED]
+            row["corruptions"] = [label]
             used[index] += 1
             rates.append(copy_rate(row["text"], row["original"]))
         return row
