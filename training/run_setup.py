@@ -5,17 +5,19 @@ Shared by ``train_union.py`` and ``train_cola.py`` (entry scripts import modules
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import pathlib
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import datasets
+import torch
 import transformers
 from accelerate.utils import parse_flag_from_env
 from transformers import HfArgumentParser, Trainer, TrainingArguments
@@ -135,12 +137,77 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
     in the first embedding lookup); the launcher's choice is passed on as ``use_cpu``.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    launched_on_cpu = parse_flag_from_env("ACCELERATE_USE_CPU")  # what `accelerate launch --cpu` sets
     if argv and argv[0].endswith(".json"):
         argv = config_flags(argv[0]) + argv[1:]
-    if launched_on_cpu and not any(arg.split("=")[0] == "--use_cpu" for arg in argv):
-        argv += ["--use_cpu", "true"]
-    return parser.parse_args_into_dataclasses(args=argv)
+    refuse_a_lone_cpu_launch()
+    return parser.parse_args_into_dataclasses(args=argv + cpu_flags(argv))
+
+
+def launched_processes() -> int:
+    """How many processes the launcher started (torchrun's, mpirun's or accelerate's WORLD_SIZE); 1 alone."""
+    from accelerate.utils import get_int_from_env
+
+    return get_int_from_env(["WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE"], 1)
+
+
+def on_cpu_only() -> bool:
+    """Whether training runs on CPUs: ``accelerate launch --cpu``, or no GPU on this machine."""
+    return parse_flag_from_env("ACCELERATE_USE_CPU") or not torch.cuda.is_available()
+
+
+def cpu_flags(argv: Sequence[str]) -> list[str]:
+    """The flags a CPU run needs that the user did not give.
+
+    ``--use_cpu true``: under ``accelerate launch --cpu`` on a GPU machine the Trainer would still put
+    the batches on the GPU; under ``torchrun --nproc_per_node N`` on CPUs it is what makes the Trainer
+    form the gloo process group (without it each process trains the whole run alone). And
+    ``--dataloader_pin_memory false``: pinning needs an accelerator, and warns on every evaluation.
+    """
+    given = {arg.split("=")[0] for arg in argv}
+    if not on_cpu_only():
+        return []
+    flags = []
+    if "--use_cpu" not in given and (parse_flag_from_env("ACCELERATE_USE_CPU") or launched_processes() > 1):
+        flags += ["--use_cpu", "true"]
+    if "--dataloader_pin_memory" not in given:
+        flags += ["--dataloader_pin_memory", "false"]
+    return flags
+
+
+def refuse_a_lone_cpu_launch() -> None:
+    """``accelerate launch --cpu --num_processes N`` starts one process (N need mpirun): refuse it,
+    naming the launch that does train on N CPU processes."""
+    if (
+        parse_flag_from_env("ACCELERATE_USE_CPU")
+        and os.environ.get("MASTER_ADDR")
+        and launched_processes() == 1
+    ):
+        script = pathlib.Path(sys.argv[0]).name
+        raise SystemExit(
+            "error: accelerate launch --cpu starts one process whatever --num_processes says (more need "
+            f"mpirun). For N processes on CPUs run `torchrun --nproc_per_node N {script} ...` (several "
+            "machines: add --nnodes, --node_rank, --master_addr); for one, drop --num_processes."
+        )
+
+
+@contextlib.contextmanager
+def quiet_load_report(script_logger: logging.Logger, source: str) -> Iterator[None]:
+    """Load an encoder without transformers' load report (a fresh head's missing keys, and a MiniLM
+    sentence encoder's untied MLM head reported as "seem corrupted", are what fine-tuning expects);
+    one line says so instead. At ``--log_level debug`` the report is shown as it is."""
+    level = transformers.utils.logging.get_verbosity()
+    if level <= logging.DEBUG:
+        yield
+        return
+    transformers.utils.logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers.utils.logging.set_verbosity(level)
+    script_logger.info(
+        "Loaded %s; heads it lacks start fresh, as fine-tuning expects (--log_level debug shows the report).",
+        source,
+    )
 
 
 def trainer_checkpoints(run_dir: str | os.PathLike) -> list[tuple[int, pathlib.Path]]:

@@ -189,9 +189,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     tokenizer = AutoTokenizer.from_pretrained(cola_args.model_name_or_path)
     cola, features = load_tokenised_cola(cola_args, args, tokenizer)
 
-    model = AutoModelForSequenceClassification.from_pretrained(
-        cola_args.model_name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
-    )
+    with run_setup.quiet_load_report(logger, cola_args.model_name_or_path):
+        model = AutoModelForSequenceClassification.from_pretrained(
+            cola_args.model_name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
+        )
     trainer = Trainer(
         model=model,
         args=args,

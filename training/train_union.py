@@ -236,7 +236,10 @@ def parse_run(argv: Sequence[str] | None) -> Run:
     push, args.push_to_hub = args.push_to_hub, False
     preset = PRESETS[data_args.normalization]
     args.label_names = ["labels"]
-    check_run_numbers(model_args, args)
+    try:
+        check_run_numbers(model_args, args)
+    except ValueError as error:
+        parser.error(str(error))  # usage and the message on stderr, exit status 2: no traceback
     model_type = check_encoder(
         model_args.model_name_or_path, model_args.reconstruction_weight, model_args.max_length
     )
@@ -330,9 +333,10 @@ def training_facts(run: Run, train: datasets.Dataset, validation: datasets.Datas
 def load_model(
     run: Run, tokenizer: transformers.PreTrainedTokenizerBase, added: list[str]
 ) -> transformers.PreTrainedModel:
-    model = load_union_model(
-        run.model_args.model_name_or_path, run.model_args.reconstruction_weight, run.model_type
-    )
+    with run_setup.quiet_load_report(logger, run.model_args.model_name_or_path):
+        model = load_union_model(
+            run.model_args.model_name_or_path, run.model_args.reconstruction_weight, run.model_type
+        )
     if added or model.config.vocab_size < len(tokenizer):
         model.resize_token_embeddings(len(tokenizer))
     if run.checkpoint:

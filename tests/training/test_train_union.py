@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -320,10 +321,13 @@ def test_a_kept_checkpoint_exports_as_the_classifier_the_run_published(trained, 
         (["--num_train_epochs", "-1"], r"--num_train_epochs must be a finite number > 0, got -1.0"),
     ],
 )
-def test_bad_numbers_are_refused_before_any_loading(tmp_path, flags, message):
+def test_bad_numbers_are_refused_before_any_loading(tmp_path, capsys, flags, message):
     argv = ["--dataset", str(tmp_path / "missing.jsonl"), "--output_dir", str(tmp_path / "o")]
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(SystemExit) as exit_:  # a usage error, as argparse gives, not a traceback
         train_union.main([*argv, *flags])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage:") and re.search(message, err)
     assert not (tmp_path / "o").exists()
 
 
