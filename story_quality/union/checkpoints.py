@@ -30,7 +30,7 @@ EMBEDDED_PACKAGE = "story_quality.metrics.union"
 EMBEDDED_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped default's MANIFEST, which lists the sha256 of every other file in it.
-EMBEDDED_MANIFEST_SHA256 = "f10a70f7e5c8005c624f678d20539f701e925ffc98415fd80bfd63572d48c2a9"
+EMBEDDED_MANIFEST_SHA256 = "7bc145ef17c26caa18379e41846c3d31aa53a08a077dde4b26ab07979ef645be"
 
 
 class CheckpointError(OSError):
