@@ -14,7 +14,10 @@ import shlex
 from huggingface_hub import HfApi
 
 # Trainer's resumable checkpoints and logs stay local; the Hub gets the model, tokenizer and card.
-LOCAL_ONLY_PATTERNS = ["checkpoint-*", "checkpoint-*/**", "runs/**", "*.lock", ".cache/**"]
+# A tuple: huggingface_hub extends the list it is handed in place, so each push gets a fresh copy.
+LOCAL_ONLY_PATTERNS = ("checkpoint-*", "checkpoint-*/**", "runs/**", "*.lock", ".cache/**")
+# Trainer's --hub_strategy values; the scripts push once, after everything is saved: "end" alone.
+PUSH_STRATEGY = "end"
 
 
 class PushError(RuntimeError):
@@ -28,28 +31,52 @@ def push_checkpoint(
     token: str | None = None,
     private: bool | None = None,
     commit_message: str = "Upload checkpoint",
+    revision: str | None = None,
 ) -> str:
-    """Create ``repo_id`` if needed and upload ``folder`` to it; returns the commit URL."""
+    """Create ``repo_id`` if needed and upload ``folder`` to it, on branch ``revision`` (created from
+    ``main`` when missing; None: ``main``); returns the commit URL."""
     api = HfApi(token=token)
     try:
         api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
+        if revision and revision != "main":
+            api.create_branch(repo_id, branch=revision, repo_type="model", exist_ok=True)
         commit = api.upload_folder(
             folder_path=os.fspath(folder),
             repo_id=repo_id,
             repo_type="model",
+            revision=revision,
             commit_message=commit_message,
-            ignore_patterns=LOCAL_ONLY_PATTERNS,
+            ignore_patterns=list(LOCAL_ONLY_PATTERNS),
         )
     except Exception as error:  # any failure here must read as one message, not a library traceback
-        excludes = [arg for pattern in LOCAL_ONLY_PATTERNS for arg in ("--exclude", pattern)]
-        retry = shlex.join(["hf", "upload", repo_id, os.fspath(folder), ".", *excludes])
-        raise PushError(
-            f"Could not push {os.fspath(folder)!r} to the Hub repository {repo_id!r}: "
-            f"{type(error).__name__}: {_first_line(error)}\n"
-            f"The checkpoint is saved locally in {os.fspath(folder)!r}. Once the Hub is reachable "
-            f"(network, `hf auth login`, HF_HUB_OFFLINE unset), upload it with:\n  {retry}"
-        ) from None
+        raise PushError(push_failure(folder, repo_id, revision, error)) from None
     return str(getattr(commit, "commit_url", commit))
+
+
+def push_failure(folder: str | os.PathLike, repo_id: str, revision: str | None, error: BaseException) -> str:
+    """What failed, and the ``hf upload`` command that uploads the saved folder later."""
+    excludes = [arg for pattern in LOCAL_ONLY_PATTERNS for arg in ("--exclude", pattern)]
+    branch = ["--revision", revision] if revision else []
+    retry = shlex.join(["hf", "upload", repo_id, os.fspath(folder), ".", *branch, *excludes])
+    where = f"{repo_id!r}" + (f" (branch {revision!r})" if revision else "")
+    return (
+        f"Could not push {os.fspath(folder)!r} to the Hub repository {where}: "
+        f"{type(error).__name__}: {_first_line(error)}\n"
+        f"The checkpoint is saved locally in {os.fspath(folder)!r}. Once the Hub is reachable "
+        f"(network, `hf auth login`, HF_HUB_OFFLINE unset), upload it with:\n  {retry}"
+    )
+
+
+def check_push_strategy(strategy: object) -> None:
+    """Refuse a ``--hub_strategy`` other than ``end``: the scripts push once, after the model, its card
+    and records are saved (intermediate pushes of every save or checkpoint are not made)."""
+    value = str(getattr(strategy, "value", strategy))
+    if value != PUSH_STRATEGY:
+        raise ValueError(
+            f"--hub_strategy {value} is not supported: these scripts push once, at the end, after the "
+            f"model, its card and records are saved (Trainer's '{PUSH_STRATEGY}'); drop the flag. Checkpoints "
+            "stay local; upload one yourself with `hf upload REPO OUTPUT_DIR/checkpoint-N`."
+        )
 
 
 def _first_line(error: BaseException) -> str:

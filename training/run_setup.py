@@ -24,7 +24,7 @@ from transformers import HfArgumentParser, Trainer, TrainingArguments
 
 from story_quality.checkpoint_files import PICKLE_WEIGHTS_FILE, WEIGHT_FILES
 from story_quality.input_files import DATA_FILE_BUILDERS as DATA_FILE_BUILDERS  # the scripts' data-file table
-from story_quality.training.hub_push import PushError, push_checkpoint
+from story_quality.training.hub_push import PushError, check_push_strategy, push_checkpoint
 from story_quality.training.output_folders import (
     OutputFolderArguments,
     holds_a_run,
@@ -97,6 +97,7 @@ def push_run(args: TrainingArguments, repo_id: str, message: str, script_logger:
             token=args.hub_token,
             private=args.hub_private_repo,
             commit_message=message,
+            revision=args.hub_revision,
         )
     except PushError as error:
         sys.exit(f"error: {error}")
@@ -140,7 +141,12 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
     if argv and argv[0].endswith(".json"):
         argv = config_flags(argv[0]) + argv[1:]
     refuse_a_lone_cpu_launch()
-    return parser.parse_args_into_dataclasses(args=argv + cpu_flags(argv))
+    parsed = parser.parse_args_into_dataclasses(args=argv + cpu_flags(argv))
+    try:
+        check_push_strategy(parsed[-1].hub_strategy)
+    except ValueError as error:
+        parser.error(str(error))
+    return parsed
 
 
 def launched_processes() -> int:

@@ -13,6 +13,7 @@ import pytest
 from huggingface_hub import constants
 from huggingface_hub.utils import _http
 
+from story_quality.training import hub_push, train_union
 from story_quality.training.hub_push import push_checkpoint
 
 REPO_ID = "me/union-test"
@@ -38,6 +39,7 @@ class FakeHub(BaseHTTPRequestHandler):
     validation and the commit; records every request."""
 
     requests: list[tuple[str, str, bytes]] = []
+    branches: set[str] = {"main"}
 
     def log_message(self, *args) -> None:  # keep the test output quiet
         pass
@@ -67,6 +69,13 @@ class FakeHub(BaseHTTPRequestHandler):
                     ]
                 }
             )
+        elif self.path.startswith(f"/api/models/{REPO_ID}/branch/"):
+            branch = self.path.rsplit("/", 1)[1]
+            if branch in self.branches:
+                self.send_error(409, f"branch {branch} exists")
+                return
+            self.branches.add(branch)
+            self._answer({})
         elif self.path.startswith(f"/api/models/{REPO_ID}/commit/"):
             self._answer({"commitUrl": f"{base}/{REPO_ID}/commit/{COMMIT}", "commitOid": COMMIT})
         else:
@@ -76,6 +85,7 @@ class FakeHub(BaseHTTPRequestHandler):
 @pytest.fixture
 def hub(monkeypatch):
     FakeHub.requests = []
+    FakeHub.branches = {"main"}
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -141,3 +151,32 @@ def test_a_push_uploads_the_model_tokenizer_and_card_and_keeps_training_state_lo
     assert all(
         (folder / name).read_bytes() == content for name, content in {**UPLOADED, **LOCAL_ONLY}.items()
     )
+
+
+def test_a_push_to_a_branch_creates_it_commits_there_and_a_second_push_reuses_it(hub, tmp_path):
+    folder = checkpoint_folder(tmp_path / "union-test")
+    patterns = tuple(hub_push.LOCAL_ONLY_PATTERNS)
+    for _ in range(2):
+        push_checkpoint(folder, REPO_ID, token="hf_local_test_token", revision="dev")
+    paths = [path for path, _, _ in FakeHub.requests]
+    assert paths.count(f"/api/models/{REPO_ID}/branch/dev") == 2  # created, then found (409)
+    assert FakeHub.branches == {"main", "dev"}
+    commits = [(path, body) for path, _, body in FakeHub.requests if "/commit/" in path]
+    assert [path for path, _ in commits] == [f"/api/models/{REPO_ID}/commit/dev"] * 2  # never main
+    assert all(committed_files(body) == UPLOADED for _, body in commits)
+    assert all("/preupload/dev" in path for path in paths if "/preupload/" in path)
+    assert hub_push.LOCAL_ONLY_PATTERNS == patterns  # the ignore list is not extended push after push
+
+
+@pytest.mark.parametrize("strategy", ["every_save", "checkpoint", "all_checkpoints"])
+def test_a_hub_strategy_other_than_end_is_refused(strategy):
+    with pytest.raises(ValueError, match=f"--hub_strategy {strategy} is not supported"):
+        hub_push.check_push_strategy(strategy)
+    hub_push.check_push_strategy("end")
+
+
+def test_train_union_refuses_a_hub_strategy_as_a_usage_error(tmp_path, capsys):
+    argv = ["--dataset", "x.jsonl", "--output_dir", str(tmp_path / "o"), "--hub_strategy", "every_save"]
+    with pytest.raises(SystemExit) as exit_:
+        train_union.main(argv)
+    assert exit_.value.code == 2 and "--hub_strategy every_save is not supported" in capsys.readouterr().err
