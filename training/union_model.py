@@ -291,8 +291,10 @@ def load_union_model(name_or_path: str, reconstruction_weight: float, model_type
 
     ``model_type`` is :func:`check_encoder`'s answer for ``name_or_path``.
     """
+    # fp32 weights whatever the checkpoint stores: the shipped default is fp16 on disk, and training
+    # it as stored would update fp16 weights (mixed precision is the Trainer's bf16/fp16 flags' job).
     model = training_class(model_type).from_pretrained(
-        name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
+        name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID, dtype=torch.float32
     )
     if isinstance(model, BertForUnionTraining):
         model.reconstruction_weight = float(reconstruction_weight)
