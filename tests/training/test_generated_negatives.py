@@ -646,12 +646,13 @@ def test_export_writes_only_a_new_folder_or_its_own(tmp_path, capsys):
 
 def test_every_kind_of_generated_negative_is_registered_with_the_label_its_rows_carry():
     kinds = corruptions.GENERATED_NEGATIVES
-    assert {kind.label for kind in kinds.values()} == {"generated", "generated:ngram"}
+    assert {kind.label for kind in kinds.values()} == {"generated", "generated:ngram", "generated:fluent"}
     assert not {kind.label for kind in kinds.values()} & set(corruptions.TECHNIQUES)
     corpus = pairs({0: "a b c d e .", 1: "b c d e f ."})
     written = {
         "story_lm": kinds["story_lm"].replace(corpus, {0: ["a b x ."], 1: ["b c y ."]}, 1.0, 0)[0],
         "ngram": kinds["ngram"].replace(corpus, 1.0, 0)[0],
+        "fluent": kinds["fluent"].replace(corpus, {0: ["a b z ."], 1: ["b c z ."]}, 1.0, 0)[0],
     }
     assert set(written) == set(kinds)
     for name, swapped in written.items():
