@@ -68,8 +68,9 @@ def push_failure(folder: str | os.PathLike, repo_id: str, revision: str | None, 
 
 
 def check_push_strategy(strategy: object) -> None:
-    """Refuse a ``--hub_strategy`` other than ``end``: the scripts push once, after the model, its card
-    and records are saved (intermediate pushes of every save or checkpoint are not made)."""
+    """Refuse a ``--hub_strategy`` given other than ``end``: the scripts push once, after the model, its
+    card and records are saved (intermediate pushes of every save or checkpoint are not made). Not
+    giving the flag (Trainer's default reads ``every_save``) means that one push at the end."""
     value = str(getattr(strategy, "value", strategy))
     if value != PUSH_STRATEGY:
         raise ValueError(

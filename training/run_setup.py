@@ -143,7 +143,8 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
     refuse_a_lone_cpu_launch()
     parsed = parser.parse_args_into_dataclasses(args=argv + cpu_flags(argv))
     try:
-        check_push_strategy(parsed[-1].hub_strategy)
+        if any(arg.split("=")[0] == "--hub_strategy" for arg in argv):  # Trainer's default is every_save
+            check_push_strategy(parsed[-1].hub_strategy)
     except ValueError as error:
         parser.error(str(error))
     return parsed
