@@ -268,9 +268,8 @@ def row_identity(row: Row) -> dict[str, Any]:
 
 def existing_rows(args: argparse.Namespace, rows: list[Row]) -> list[dict[str, Any]]:
     """The rows an earlier run of this command wrote to --output, checked against --input's text."""
-    done = output_files.read_sealed_rows(args.output)
-    output_files.refuse_other_input(done, [row_identity(row) for row in rows], args.output, args.input)
-    return done
+    identities = [row_identity(row) for row in rows]
+    return output_files.read_sealed_rows(args.output, expected=identities, source=args.input)
 
 
 def check_signature(output: pathlib.Path, done: list[dict[str, Any]], signature: str) -> None:

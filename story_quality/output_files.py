@@ -3,16 +3,22 @@
 * The output is never one of the inputs: the same path, or the same file through a symbolic or
   hard link (resolved paths and ``(device, inode)`` are compared).
 * Its folder must exist and take new files, checked before any work.
-* One run at a time: :func:`claim_output` holds an exclusive lock on ``NAME.lock`` beside the
-  output while the run lasts (the operating system releases it when the process dies, so a
-  killed run never blocks the next; the file is removed at the end). A second run is refused
-  with the lock's name and the process that holds it.
+* It is a regular file (or not there yet): a device, pipe or socket (``/dev/stdout``) is refused,
+  since a resume must read back what it wrote.
+* One run at a time, whatever path names the file: :func:`claim_output` holds an exclusive lock
+  on ``NAME.lock`` beside the real file (symbolic links and relative names resolved) and on the
+  output file itself (so a hard link is held too) while the run lasts (the operating system
+  releases them when the process dies, so a killed run never blocks the next; the lock file is
+  removed at the end). A second run is refused with the lock's name and the process that holds
+  it; :func:`being_written` tells a reader (``compare``) the same.
 * An existing output is continued only when every row in it is one this module sealed
   (:func:`seal`: a hash of the row's own content, so a row edited or cut by hand is found) and
   each row's ``text_hash`` matches its input text (a different input of the same length is
   refused, naming the first row that differs). Only a last line cut short by a kill is dropped,
-  and only when it starts as this command's rows start; any other file (notes, settings, a
-  one-line file without a final newline) is refused, never truncated. An empty file is written.
+  and only when it is an unfinished start of the very row this run would write there (its
+  index, line and text hash; never a complete JSON value), after every row before it was found
+  to be this input's; any other file (notes, settings, a one-line JSON file without a final
+  newline, whatever its first characters) is refused, never truncated. An empty file is written.
 """
 
 from __future__ import annotations
@@ -87,7 +93,8 @@ def refuse_inputs(output: pathlib.Path, inputs: Iterable[pathlib.Path], option: 
 
 
 def check_folder(output: pathlib.Path, option: str = "--output") -> None:
-    """Refuse an output whose folder is missing or not a folder, or that is itself a folder."""
+    """Refuse an output whose folder is missing or not a folder, or that is a folder, a device, a
+    pipe or a socket (``/dev/stdout``: never read back, and no lock beside it)."""
     folder = output.absolute().parent
     if not folder.exists():
         raise OutputError(f"{option} {output}: the folder {folder} does not exist; create it first.")
@@ -95,12 +102,50 @@ def check_folder(output: pathlib.Path, option: str = "--output") -> None:
         raise OutputError(f"{option} {output}: {folder} is not a folder.")
     if output.is_dir():
         raise OutputError(f"{option} {output} is a folder; name a file.")
+    if output.exists() and not output.is_file():
+        raise OutputError(
+            f"{option} {output} is not a regular file (a device, pipe or socket such as /dev/stdout): "
+            f"the command reads its output back to resume it. Name a file."
+        )
     if output.exists() and not os.access(output, os.W_OK):
         raise OutputError(f"{option} {output} is read-only; name another {option}.")
 
 
 def lock_path(output: pathlib.Path) -> pathlib.Path:
-    return output.with_name(output.name + LOCK_SUFFIX)
+    """``NAME.lock`` beside the real file: links and relative names resolved, so one file has one lock."""
+    real = pathlib.Path(os.path.realpath(output))
+    return real.with_name(real.name + LOCK_SUFFIX)
+
+
+def _flock(descriptor: int, exclusive: bool = True) -> bool:
+    """Take a non-blocking ``flock`` on ``descriptor``: False when another process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows)
+        return True
+    try:
+        fcntl.flock(descriptor, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except OSError as error:
+        if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            return False
+        raise
+    return True
+
+
+def being_written(output: pathlib.Path) -> str | None:
+    """Who is writing ``output`` now (a run holding its lock file or the file itself), or None."""
+    lock = lock_path(output)
+    for path, exclusive in ((lock, True), (pathlib.Path(output), False)):
+        try:
+            descriptor = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            if not _flock(descriptor, exclusive):
+                return _holder(lock) if path == lock else "another process"
+        finally:
+            os.close(descriptor)
+    return None
 
 
 def _holder(lock: pathlib.Path) -> str:
@@ -130,12 +175,13 @@ def _open_lock(lock: pathlib.Path, output: pathlib.Path, option: str) -> int:
         if fcntl is None:
             return descriptor
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as error:
+            held = _flock(descriptor)
+        except OSError:
             os.close(descriptor)
-            if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise _busy(lock, output, option) from None
             raise
+        if not held:
+            os.close(descriptor)
+            raise _busy(lock, output, option)
         # The holder before us may have removed the file between our open and our lock: retry then.
         with contextlib.suppress(FileNotFoundError):
             if os.path.samestat(os.stat(lock), os.fstat(descriptor)):
@@ -161,11 +207,15 @@ def claim_output(
     lock = lock_path(output)
     descriptor = _open_lock(lock, output, option)
     existed = output.exists()
+    held = None
     try:
         os.ftruncate(descriptor, 0)
         os.write(descriptor, f"{os.getpid()}\n".encode())
+        held = _hold_file(output, lock, option)
         yield output
     finally:
+        if held is not None:
+            os.close(held)
         if not existed and output.exists() and output.stat().st_size == 0:
             output.unlink()
         with contextlib.suppress(FileNotFoundError):
@@ -173,11 +223,34 @@ def claim_output(
         os.close(descriptor)
 
 
-def read_sealed_rows(output: pathlib.Path, option: str = "--output") -> list[dict[str, Any]]:
+def _hold_file(output: pathlib.Path, lock: pathlib.Path, option: str) -> int:
+    """An exclusive lock on the output file itself (created empty when new), so that a run through
+    a hard link, whose lock file has another name, is kept off too. Opening changes no byte."""
+    try:
+        descriptor = os.open(output, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise OutputError(f"{option} {output}: cannot be opened ({error.strerror or error}).") from None
+    if not _flock(descriptor):
+        os.close(descriptor)
+        raise OutputError(
+            f"{option} {output} is being written by another run under another name (a link to the same "
+            f"file; this run holds {lock}); wait for that run to finish, or name another {option}."
+        )
+    return descriptor
+
+
+def read_sealed_rows(
+    output: pathlib.Path,
+    option: str = "--output",
+    expected: list[dict[str, Any]] | None = None,
+    source: pathlib.Path | None = None,
+) -> list[dict[str, Any]]:
     """The rows of an existing output, each checked against its seal; a last line cut short is dropped.
 
-    Refuses (never changes) a file this module did not seal. A file that does not exist or is
-    empty has no rows.
+    With ``expected`` (each input row's identity, see :func:`refuse_other_input`) the rows are
+    checked against the input of ``source`` first, and a cut-short last line is dropped only
+    when it is the unfinished start of the very row this run would write there. Refuses (never
+    changes) a file this module did not seal. A file that does not exist or is empty has no rows.
     """
     if not output.exists():
         return []
@@ -187,12 +260,11 @@ def read_sealed_rows(output: pathlib.Path, option: str = "--output") -> list[dic
         _checked_row(line, number, output, option)
         for number, line in enumerate(data[:keep].split(b"\n")[:-1], 1)
     ]
+    if expected is not None:
+        refuse_other_input(rows, expected, output, source or pathlib.Path("the input"), (option, "--input"))
     tail = data[keep:]
     if tail:
-        # A run killed while writing leaves the start of a row: after sealed rows any start of one,
-        # in a file without them at least the opening every row has.
-        ours = tail.startswith(ROW_START[: len(tail)]) if rows else tail.startswith(ROW_START)
-        if not ours:
+        if not _cut_short_row(tail, rows, expected):
             raise OutputError(
                 f"{option} {output} ends with a line this command did not write ({tail[:40]!r}); it is "
                 f"not an output of this command. Name another {option}."
@@ -200,6 +272,33 @@ def read_sealed_rows(output: pathlib.Path, option: str = "--output") -> list[dic
         with output.open("r+b") as handle:
             handle.truncate(keep)
     return rows
+
+
+def _row_opening(identity: dict[str, Any]) -> bytes:
+    """How the sealed row of an input row with ``identity`` (index first) starts, up to its next field."""
+    return json.dumps(identity).encode("utf-8")[:-1]
+
+
+def _cut_short_row(tail: bytes, rows: list[dict[str, Any]], expected: list[dict[str, Any]] | None) -> bool:
+    """Whether ``tail`` (a last line without its newline) is what a run killed while writing leaves.
+
+    A complete JSON value never is (a kill leaves a row unfinished). With ``expected`` the tail
+    must be an unfinished start of the row due next: its index, line and text hash, byte for
+    byte. Without it, after sealed rows any start of a row; in a file without them at least the
+    opening every row has.
+    """
+    try:
+        json.loads(tail.decode("utf-8"))
+        return False
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        pass
+    if expected is not None:
+        if len(rows) >= len(expected):
+            return False
+        opening = _row_opening(expected[len(rows)])
+        started = bool(rows) or tail.startswith(ROW_START)  # a lone "{" in a file of no rows is no row
+        return started and (opening.startswith(tail) or tail.startswith(opening + b", "))
+    return tail.startswith(ROW_START[: len(tail)]) if rows else tail.startswith(ROW_START)
 
 
 def _checked_row(line: bytes, number: int, output: pathlib.Path, option: str) -> dict[str, Any]:

@@ -234,6 +234,16 @@ def settings_json_without_a_final_newline(folder, checkpoint):
     return write_input(folder), folder / "settings.json"
 
 
+def a_one_line_jsonl_that_opens_like_a_row(folder, checkpoint):
+    (folder / "mydata.jsonl").write_text('{"index": 0, "text": "mine", "author": "me"}')
+    return write_input(folder), folder / "mydata.jsonl"
+
+
+def a_pipe(folder, checkpoint):
+    os.mkfifo(folder / "pipe.jsonl")
+    return write_input(folder), folder / "pipe.jsonl"
+
+
 def notes_with_a_final_newline(folder, checkpoint):
     (folder / "notes.md").write_text("# Notes\n")
     return write_input(folder), folder / "notes.md"
@@ -285,6 +295,8 @@ REFUSED_OUTPUTS = [
     (notes_without_a_final_newline, r"notes\.md ends with a line this command did not write"),
     (settings_json_without_a_final_newline, r"settings\.json ends with a line this command did not write"),
     (notes_with_a_final_newline, r"notes\.md, line 1: not a row this command writes"),
+    (a_one_line_jsonl_that_opens_like_a_row, r"mydata\.jsonl ends with a line this command did not write"),
+    (a_pipe, r"pipe\.jsonl is not a regular file"),
     (complete_output_of_another_input, r"row 2 is not the output of row 2 of --input .*other\.txt"),
     (cut_short_output_of_another_input, r"row 3 is not the output of row 3 of --input .*other\.txt"),
     (an_edited_score, r"scores\.jsonl, line 3: this row was changed after it was written"),

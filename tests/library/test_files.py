@@ -170,16 +170,64 @@ def test_only_the_start_of_a_row_after_sealed_rows_is_dropped(tmp_path, tail, ke
         assert path.read_bytes() == whole + tail
 
 
+def identities(count: int) -> list[dict]:
+    """What ``score`` expects of the rows of ``sealed_file``'s input (one story a line)."""
+    return [{"index": i, "line": i + 1, output_files.TEXT_HASH: output_files.text_hash(f"story {i}")}
+            for i in range(count)]  # fmt: skip
+
+
 @pytest.mark.parametrize(("content", "dropped"), [(b'{"index": 0, "li', True), (b"{", False), (b"{}", False)])
 def test_a_file_without_a_sealed_row_is_dropped_only_when_it_opens_as_a_row(tmp_path, content, dropped):
     path = tmp_path / "out.jsonl"
     path.write_bytes(content)
     if dropped:
-        assert output_files.read_sealed_rows(path) == [] and path.read_bytes() == b""
+        assert output_files.read_sealed_rows(path, expected=identities(3)) == [] and path.read_bytes() == b""
     else:
         with pytest.raises(output_files.OutputError):
             output_files.read_sealed_rows(path)
         assert path.read_bytes() == content
+
+
+OTHER_FILES = [
+    b'{"index": 0, "text": "mine", "author": "me"}',  # a user's one-line JSON lines file
+    b'{"index": 0, "line": 1, "text_hash": "0000000000000000", "union": 0.5',  # another input's row
+    b'{"index": 0, "line": 1}',
+    b'{"index": 0}',
+]
+
+
+@pytest.mark.parametrize("content", OTHER_FILES)
+def test_a_one_line_file_that_opens_like_a_row_is_never_truncated(tmp_path, content):
+    path = tmp_path / "mydata.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(output_files.OutputError, match="ends with a line this command did not write"):
+        output_files.read_sealed_rows(path, expected=identities(3))
+    assert path.read_bytes() == content
+
+
+def test_the_cut_short_row_must_be_the_one_due_next(tmp_path):
+    path = sealed_file(tmp_path / "out.jsonl", 2)
+    whole = path.read_bytes()
+    due = output_files.seal(identities(3)[2] | {"score": 0.25}).encode()
+    for cut in (5, len(due) // 2, len(due) - 2):
+        path.write_bytes(whole + due[:cut])
+        assert len(output_files.read_sealed_rows(path, expected=identities(3))) == 2
+        assert path.read_bytes() == whole
+    wrong = output_files.seal(identities(4)[3] | {"score": 0.25}).encode()
+    path.write_bytes(whole + wrong[: len(wrong) // 2])
+    with pytest.raises(output_files.OutputError, match="did not write"):
+        output_files.read_sealed_rows(path, expected=identities(3))
+
+
+def test_an_output_of_another_input_is_refused_before_its_cut_short_row_is_dropped(tmp_path):
+    path = sealed_file(tmp_path / "out.jsonl", 2)
+    content = path.read_bytes() + b'{"index": 2, "li'
+    path.write_bytes(content)
+    other = identities(3)
+    other[1][output_files.TEXT_HASH] = output_files.text_hash("another story")
+    with pytest.raises(output_files.OutputError, match="row 2 is not the output of row 2"):
+        output_files.read_sealed_rows(path, expected=other)
+    assert path.read_bytes() == content
 
 
 def test_another_input_is_named_by_its_first_differing_row(tmp_path):
@@ -236,3 +284,39 @@ def test_a_claim_in_another_process_is_seen_and_released_when_that_process_dies(
     with output_files.claim_output(output):  # killed: its lock file stays, its lock does not
         output.write_text(json.dumps({"index": 0}) + "\n")
     assert output.exists() and not (tmp_path / "out.jsonl.lock").exists()
+
+
+def test_one_lock_per_file_whatever_path_names_it(tmp_path, monkeypatch):
+    output = tmp_path / "out.jsonl"
+    output.write_text("")
+    (tmp_path / "link.jsonl").symlink_to(output)
+    os.link(output, tmp_path / "hard.jsonl")
+    monkeypatch.chdir(tmp_path)
+    names = [tmp_path / "link.jsonl", pathlib.Path("out.jsonl"), tmp_path / "sub" / ".." / "out.jsonl"]
+    (tmp_path / "sub").mkdir()
+    with output_files.claim_output(output):
+        assert output_files.being_written(output) == f"process {os.getpid()}"
+        for name in [*names, tmp_path / "hard.jsonl"]:
+            with pytest.raises(output_files.OutputError, match="is being written by"):
+                with output_files.claim_output(name):
+                    pass
+        assert output_files.being_written(tmp_path / "hard.jsonl") is not None
+    assert output_files.being_written(output) is None
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "hard.jsonl",
+        "link.jsonl",
+        "out.jsonl",
+        "sub",
+    ]
+
+
+def test_a_pipe_or_device_is_refused_and_gets_no_lock(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for output in (fifo, pathlib.Path("/dev/null")):
+        with pytest.raises(output_files.OutputError, match="is not a regular file"):
+            with output_files.claim_output(output):
+                pass
+    assert [path.name for path in tmp_path.iterdir()] == ["pipe"] and not pathlib.Path(
+        "/dev/null.lock"
+    ).exists()
