@@ -20,6 +20,7 @@ import functools
 import pathlib
 import re
 
+__version__ = "0.4.0"  # setup.cfg reads it; Space requirements pin it
 METRICS = ("union", "gruen")
 CITATIONS = pathlib.Path(__file__).with_name("citations.bib")
 

@@ -31,6 +31,7 @@ from story_quality import METRICS, input_files, output_files
 from story_quality.compare import add_compare_parser, run_compare
 from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
 from story_quality.options import OptionSpec, add_flags, given_flags
+from story_quality.publish_metric import add_publish_parser, run_publish
 from story_quality.union.options import UNION_OPTIONS
 from story_quality.validation import has_word, is_blank
 
@@ -155,6 +156,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     commands = parser.add_subparsers(dest="command", required=True)
     score = add_score_parser(commands)
     add_compare_parser(commands)
+    add_publish_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "score":
         refuse_other_metrics_options(score, args)
@@ -405,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.command == "compare":
         return run_compare(args)
+    if args.command == "publish-metric":
+        return run_publish(args)
     from accelerate import PartialState
 
     group_before = process_group_open()

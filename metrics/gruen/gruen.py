@@ -5,11 +5,10 @@ from __future__ import annotations
 import evaluate
 import torch
 
-from story_quality import validation
-from story_quality.gruen import CITATION, GruenScorer
-from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT
-from story_quality.gruen.options import DEFAULT_BATCH_SIZE, GRUEN_OPTIONS
-from story_quality.sharing import SharedInstance
+from story_quality import validation  # From: story-quality-metrics
+from story_quality.gruen import CITATION, GruenScorer, checkpoints  # From: story-quality-metrics
+from story_quality.gruen.options import DEFAULT_BATCH_SIZE, GRUEN_OPTIONS  # From: story-quality-metrics
+from story_quality.sharing import SharedInstance  # From: story-quality-metrics
 
 _DESCRIPTION = """\
 GRUEN scores the linguistic quality of a text without any reference: grammaticality (a
@@ -90,9 +89,9 @@ class Gruen(SharedInstance, validation.CheckedInputs, evaluate.Metric):
     def _compute(
         self,
         predictions,
-        lm_model: str = LM_CHECKPOINT,
-        cola_model: str = COLA_CHECKPOINT,
-        sop_model: str = SOP_CHECKPOINT,
+        lm_model: str = checkpoints.LM_CHECKPOINT,
+        cola_model: str = checkpoints.COLA_CHECKPOINT,
+        sop_model: str = checkpoints.SOP_CHECKPOINT,
         lm_revision: str | None = None,
         cola_revision: str | None = None,
         sop_revision: str | None = None,

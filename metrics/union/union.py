@@ -14,11 +14,11 @@ import os
 import evaluate
 import torch
 
-from story_quality import validation
-from story_quality.sharing import SharedInstance
-from story_quality.union import CITATION, UnionScorer
-from story_quality.union.checkpoints import is_config_name
-from story_quality.union.options import DEFAULT_BATCH_SIZE, UNION_OPTIONS
+from story_quality import validation  # From: story-quality-metrics
+from story_quality.sharing import SharedInstance  # From: story-quality-metrics
+from story_quality.union import CITATION, UnionScorer  # From: story-quality-metrics
+from story_quality.union.checkpoints import is_config_name  # From: story-quality-metrics
+from story_quality.union.options import DEFAULT_BATCH_SIZE, UNION_OPTIONS  # From: story-quality-metrics
 
 _DESCRIPTION = """\
 UNION scores how coherent a story is, without a reference story. It is a BERT classifier
