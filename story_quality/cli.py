@@ -282,13 +282,18 @@ def check_signature(output: pathlib.Path, done: list[dict[str, Any]], signature:
         )
 
 
-def write_rows(args: argparse.Namespace, chunk: list[Row], scores: dict[int, dict], signature: str) -> None:
-    """Append one sealed row per input row of ``chunk``; a score that is not a finite number is refused."""
+def write_rows(
+    args: argparse.Namespace, chunk: list[Row], scores: dict[int, dict], signature: str, total: int
+) -> None:
+    """Append one sealed row per input row of ``chunk`` (the first also records the signature and the
+    ``total`` number of input rows, what a finished output shows); a score that is not a finite
+    number is refused."""
     lines = []
     for row in chunk:
         record: dict[str, Any] = row_identity(row)
         if row.index == 0:
             record["signature"] = signature
+            record[output_files.INPUT_ROWS] = total
         if row.problem is not None:
             record["skipped"] = row.problem
         else:
@@ -380,7 +385,7 @@ def score_rows(
         if state.num_processes > 1:
             scored = gather_object(scored)
         written = [row for chunk in round_chunks for row in chunk]
-        on_main_process(state, lambda: write_rows(args, written, dict(scored), signature))  # noqa: B023
+        on_main_process(state, lambda: write_rows(args, written, dict(scored), signature, len(rows)))  # noqa: B023
         bar.update(len(written))
     bar.close()
     return gather_object([mine_total]) if state.num_processes > 1 else [mine_total]

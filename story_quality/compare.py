@@ -6,14 +6,20 @@
 Each input is an output of ``story-quality score`` (one per system), or one file whose rows name
 their system (``--system-column``). For every system: the number of scored rows, the mean and
 its bootstrap confidence interval; for every pair of systems on the same rows: the mean
-difference, its interval, and the p-values of paired bootstrap resampling (Koehn, 2004) and of
-approximate randomization (Riezler and Maxwell, 2005), as sacrebleu defines them
-(``story_quality.significance``). Rows are matched by their ``index`` (or ``--id-column``), never
-by position; files of different signatures are refused, and so are systems of different rows
-when a paired test is asked for, and so is a row edited after ``score`` wrote it (its
-``row_hash`` no longer matches). For a checkpoint that ships a table of held-back human stories'
-scores (``story_quality.union.human_scale``), their intervals and distributions are shown beside
-the systems'.
+difference, its interval, and the p-values of paired bootstrap resampling (Koehn, 2004; its
+p-value tests the null shifted to 0, unlike sacrebleu's) and of approximate randomization
+(Riezler and Maxwell, 2005) (``story_quality.significance``). Rows are matched by their ``index``
+(or ``--id-column``), never by position.
+
+It reads only what it can vouch for, and refuses, naming the file (and line): files of different
+signatures (the human-scale table included when percentiles are compared); systems of different
+rows when a paired test is asked for; a row edited after ``score`` sealed it, or a row without
+its seal in a file whose rows carry one; an output still being written or with fewer rows than
+its input had (``--allow-unfinished`` reads it anyway); the same file twice; a score outside the
+metric's range; a score column that is a row's identity; a row id or system name that is not a
+string or a number. For a checkpoint that ships a table of held-back human stories' scores
+(``story_quality.union.human_scale``), their intervals and distributions are shown beside the
+systems'.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import argparse
 import itertools
 import json
 import math
+import os
 import pathlib
 import sys
 from collections.abc import Sequence
@@ -30,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from story_quality import output_files, significance
+from story_quality import input_files, output_files, significance
 from story_quality.union import human_scale
 
 ID_COLUMN = "index"
@@ -38,6 +45,11 @@ PLOT_EXTRA = 'pip install "story-quality-metrics[plot]"'
 # Written into every picture, so that a rerun may replace its own picture and nothing else.
 PLOT_SOFTWARE = "story-quality compare"
 HUMAN_DOMAINS = {"roc": "human ROC stories", "wp": "human WP stories"}
+# What a score of each metric's columns can be: anything outside is not that metric's score.
+SCORE_RANGES = {"union": (0.0, 1.0), "gruen": (0.0, 1.0), "percentile": (0.0, 100.0)}
+# Fields that say which row a score belongs to, never a score themselves.
+IDENTITY_FIELDS = ("index", "line", output_files.TEXT_HASH, output_files.ROW_HASH, "signature", "skipped",
+                   output_files.INPUT_ROWS)  # fmt: skip
 
 
 class CompareError(ValueError):
@@ -53,6 +65,7 @@ class System:
     ids: list[Any]
     scores: np.ndarray
     skipped: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -158,14 +171,15 @@ def _json_rows(path: pathlib.Path) -> list[tuple[int, dict[str, Any]]]:
     except (OSError, UnicodeDecodeError) as error:
         raise CompareError(f"{path}: cannot be read ({error})") from None
     rows = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(input_files.text_lines(text), 1):  # U+2028 inside a row stays there
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as error:
+        except (json.JSONDecodeError, ValueError) as error:
+            problem = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
             raise CompareError(
-                f"{path}:{number}: not valid JSON ({error.msg}); not an output of story-quality score"
+                f"{path}:{number}: not valid JSON ({problem}); not an output of story-quality score"
             ) from None
         if not isinstance(record, dict):
             raise CompareError(f"{path}:{number}: not a JSON object; not an output of story-quality score")
@@ -175,7 +189,43 @@ def _json_rows(path: pathlib.Path) -> list[tuple[int, dict[str, Any]]]:
                 f"{output_files.ROW_HASH} does not match); compare refuses edited scores"
             )
         rows.append((number, record))
+    _every_row_sealed(path, rows)
     return rows
+
+
+def _every_row_sealed(path: pathlib.Path, rows: list[tuple[int, dict[str, Any]]]) -> None:
+    """In a file whose rows carry a seal, every row must: a row whose seal was deleted is refused."""
+    sealed = [number for number, record in rows if output_files.ROW_HASH in record]
+    unsealed = [number for number, record in rows if output_files.ROW_HASH not in record]
+    if sealed and unsealed:
+        raise CompareError(
+            f"{path}:{unsealed[0]}: this row carries no {output_files.ROW_HASH} while the file's other rows "
+            f"do (line {sealed[0]}): it was added or edited by hand; compare refuses rows it cannot vouch for"
+        )
+
+
+def check_finished(path: pathlib.Path, rows: list[tuple[int, dict[str, Any]]]) -> list[str]:
+    """Refuse an output that story-quality score is still writing or that a run left unfinished
+    (fewer rows than the input it records in its first row); notes on what cannot be told."""
+    holder = output_files.being_written(path)
+    if holder is not None:
+        raise CompareError(
+            f"{path} is still being written by story-quality score ({holder}); wait for that run to finish "
+            "(or pass --allow-unfinished to compare the rows written so far)"
+        )
+    if not rows or output_files.ROW_HASH not in rows[0][1]:
+        return []
+    expected = rows[0][1].get(output_files.INPUT_ROWS)
+    written = sum(1 for _, record in rows if "index" in record)
+    if not isinstance(expected, int) or isinstance(expected, bool):
+        return [f"{path} does not record how many rows its input had (an older story-quality score): "
+                "compare cannot tell whether it is complete"]  # fmt: skip
+    if written < expected:
+        raise CompareError(
+            f"{path} is unfinished: it holds {written} of the {expected} rows of its input (a run cut short); "
+            "rerun the same story-quality score command to complete it, or pass --allow-unfinished"
+        )
+    return []
 
 
 def file_signature(path: pathlib.Path, rows: list[tuple[int, dict[str, Any]]]) -> str:
@@ -199,18 +249,54 @@ def _score(path: pathlib.Path, number: int, record: dict[str, Any], column: str)
             return None
         raise CompareError(f"{path}:{number}: no {column!r} field (--score-column names the score)")
     value = record[column]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise CompareError(f"{path}:{number}: {column} is {value!r}, not a finite number")
-    return float(value)
+    try:
+        number_value = (
+            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
+    except OverflowError:
+        number_value = math.inf
+    if number_value is None or not math.isfinite(number_value):
+        shown = (
+            repr(value) if len(repr(value)) < 40 else f"{repr(value)[:30]}... ({len(repr(value))} characters)"
+        )
+        raise CompareError(f"{path}:{number}: {column} is {shown}, not a finite number")
+    low, high = SCORE_RANGES.get(column, (-math.inf, math.inf))
+    if not low <= number_value <= high:
+        raise CompareError(
+            f"{path}:{number}: {column} is {number_value!r}, outside the range of a {column} score "
+            f"[{low:g}, {high:g}]; it is not a score story-quality score wrote"
+        )
+    return number_value
+
+
+def _key(path: pathlib.Path, number: int, value: Any, what: str) -> Any:
+    """A row id or system name as a key: a string or a finite number (JSON true is not 1)."""
+    if isinstance(value, str) or (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    ):
+        return value
+    shown = repr(value) if len(repr(value)) < 60 else repr(value)[:57] + "..."
+    raise CompareError(f"{path}:{number}: {what} is {shown}; it must be a string or a number")
 
 
 def read_systems(
-    path: pathlib.Path, score_column: str | None, id_column: str, system_column: str | None
+    path: pathlib.Path,
+    score_column: str | None,
+    id_column: str,
+    system_column: str | None,
+    allow_unfinished: bool = False,
 ) -> tuple[str, str, list[System]]:
     """(signature, score column, systems) of one score file: one system, or one per ``system_column`` value."""
     rows = _json_rows(path)
+    notes = [f"{path}: read unfinished as asked (--allow-unfinished)"] if allow_unfinished else []
+    notes += [] if allow_unfinished else check_finished(path, rows)
     signature = file_signature(path, rows)
     column = score_column or signature.split("|", 1)[0]
+    refused = {*IDENTITY_FIELDS, id_column, *([system_column] if system_column else [])}
+    if column in refused:
+        raise CompareError(
+            f"--score-column {column}: that field says which row a score belongs to; it is not a score"
+        )
     systems: dict[Any, System] = {}
     scores: dict[Any, list[float]] = {}
     seen: dict[Any, set[Any]] = {}
@@ -221,13 +307,11 @@ def read_systems(
             continue  # a summary row
         if system_column is not None and system_column not in record:
             raise CompareError(f"{path}:{number}: no {system_column!r} field (--system-column)")
-        name = path.name if system_column is None else record[system_column]
+        name = (
+            path.name if system_column is None else _key(path, number, record[system_column], system_column)
+        )
         system = systems.setdefault(name, System(str(name), str(path), [], np.empty(0)))
-        row_id = record[id_column]
-        if isinstance(row_id, list | dict):
-            raise CompareError(
-                f"{path}:{number}: {id_column} is {row_id!r}; a row id is a number or a string"
-            )
+        row_id = _key(path, number, record[id_column], id_column)
         if row_id in seen.setdefault(name, set()):
             raise CompareError(f"{path}:{number}: {id_column} {row_id!r} appears twice for system {name!r}")
         seen[name].add(row_id)
@@ -243,12 +327,16 @@ def read_systems(
             raise CompareError(f"{path}: system {system.name!r} has no scored row")
     if not systems:
         raise CompareError(f"{path}: no scored rows")
+    next(iter(systems.values())).notes.extend(notes)
     return signature, column, list(systems.values())
 
 
-def _same_signature(first: tuple[pathlib.Path, str], other: tuple[pathlib.Path, str]) -> None:
-    """Two files' signatures must agree, a human-scale part aside (it adds a column, not another score)."""
-    if human_scale.without_rescale(first[1]) != human_scale.without_rescale(other[1]):
+def _same_signature(first: tuple[pathlib.Path, str], other: tuple[pathlib.Path, str], column: str) -> None:
+    """Two files' signatures must agree; a human-scale part may differ only when the raw scores are
+    compared (it adds a column), never when the percentiles are (it is their scale)."""
+    raw = column == first[1].split("|", 1)[0]
+    kept = human_scale.without_rescale if raw else (lambda signature: signature)
+    if kept(first[1]) != kept(other[1]):
         raise CompareError(
             f"{first[0]} and {other[0]} were scored differently and cannot be compared:\n"
             f"  {first[0]}: {first[1]}\n  {other[0]}: {other[1]}\n"
@@ -261,19 +349,22 @@ def load_systems(
     score_column: str | None = None,
     id_column: str = ID_COLUMN,
     system_column: str | None = None,
+    allow_unfinished: bool = False,
 ) -> tuple[str, str, list[System]]:
     """(signature, score column, systems) of one or more score files, after checking their signatures agree."""
     if not paths:
         raise CompareError("no input: name the score files of two or more systems")
-    read = [(pathlib.Path(path), *read_systems(pathlib.Path(path), score_column, id_column, system_column))
+    _refuse_the_same_file_twice([pathlib.Path(path) for path in paths])
+    read = [(pathlib.Path(path),
+             *read_systems(pathlib.Path(path), score_column, id_column, system_column, allow_unfinished))
             for path in paths]  # fmt: skip
-    for path, signature, _, _ in read[1:]:
-        _same_signature((read[0][0], read[0][1]), (path, signature))
     columns = {column for _, _, column, _ in read}
     if len(columns) > 1:
         raise CompareError(
             f"the files name their scores differently ({', '.join(sorted(columns))}); pass --score-column"
         )
+    for path, signature, column, _ in read[1:]:
+        _same_signature((read[0][0], read[0][1]), (path, signature), column)
     systems = [system for *_, found in read for system in found]
     names = [system.name for system in systems]
     if len(set(names)) < len(names):
@@ -284,6 +375,13 @@ def load_systems(
         for system in systems:  # two files of the same name in different folders
             system.name = system.source
     return read[0][1], columns.pop(), systems
+
+
+def _refuse_the_same_file_twice(paths: list[pathlib.Path]) -> None:
+    """One file named twice (or through a link) is one system, not two that agree perfectly."""
+    for first, second in itertools.combinations(paths, 2):
+        if output_files.same_file(first, second):
+            raise CompareError(f"{first} and {second} are the same file: name each system's scores once")
 
 
 def aligned(a: System, b: System, id_column: str) -> np.ndarray:
@@ -348,11 +446,16 @@ def compare_systems(
     pairs = []
     if paired:
         for a, b in itertools.combinations(systems, 2):
-            test = significance.compare_paired(
-                a.scores, aligned(a, b, id_column), resamples, seed, confidence
-            )
+            b_scores = aligned(a, b, id_column)
+            if len(b_scores) < significance.MIN_PAIRED_ROWS:
+                raise CompareError(
+                    f"{a.name!r} and {b.name!r} share {len(b_scores)} scored row: a paired test needs at least "
+                    f"{significance.MIN_PAIRED_ROWS}; pass --no-paired for each system's interval alone"
+                )
+            test = significance.compare_paired(a.scores, b_scores, resamples, seed, confidence)
             pairs.append(PairResult(a.name, b.name, test))
     rows, table, notes = human_rows(signature, score_column)
+    notes = [note for s in systems for note in s.notes] + notes + pair_notes(pairs)
     notes += [
         f"{s.name}: {s.skipped} rows skipped by story-quality score are left out"
         for s in systems
@@ -372,6 +475,26 @@ def compare_systems(
     )
 
 
+def pair_notes(pairs: Sequence[PairResult]) -> list[str]:
+    """A word wherever a pair's numbers need one: few rows, or an interval and a p-value that disagree."""
+    notes = []
+    for pair in pairs:
+        difference, level = pair.test.difference, pair.test.difference.confidence
+        few = significance.few_rows_warning(pair.test.n)
+        if few:
+            notes.append(f"{pair.b} - {pair.a}: {few}")
+        excludes_zero = difference.low > 0 or difference.high < 0
+        if excludes_zero != (pair.test.p_paired_bootstrap < 1 - level):
+            notes.append(
+                f"{pair.b} - {pair.a}: the {level:.0%} interval {'excludes' if excludes_zero else 'contains'} 0 "
+                f"but the paired bootstrap p = {pair.test.p_paired_bootstrap:.4f} is "
+                f"{'not ' if excludes_zero else ''}below {1 - level:.2g}: the interval (percentiles of the "
+                "resampled differences) and the test (the resamples shifted to the null) disagree at the edge "
+                "of significance; call the difference unsettled"
+            )
+    return notes
+
+
 def compare_files(
     paths: Sequence[str | pathlib.Path],
     score_column: str | None = None,
@@ -381,14 +504,33 @@ def compare_files(
     seed: int = 0,
     confidence: float = significance.DEFAULT_CONFIDENCE,
     paired: bool = True,
+    allow_unfinished: bool = False,
 ) -> Comparison:
     """Compare the systems of score files (outputs of ``story-quality score``).
 
     One file per system, or one file with ``system_column``; rows matched by ``id_column``.
     Raises :class:`CompareError` naming the file and row for anything it cannot compare.
     """
-    signature, column, systems = load_systems(paths, score_column, id_column, system_column)
+    check_settings(resamples, seed, confidence)
+    signature, column, systems = load_systems(paths, score_column, id_column, system_column, allow_unfinished)
     return compare_systems(systems, signature, column, resamples, seed, confidence, paired, id_column)
+
+
+def check_settings(resamples: int, seed: int, confidence: float) -> None:
+    """``--resamples``, ``--seed`` and ``--confidence`` as the statistics take them, or a usage error."""
+    if not 0 < confidence < 1:
+        raise CompareError(f"--confidence must be between 0 and 1 (0.95 for 95 %), got {confidence}")
+    low = significance.min_resamples(confidence)
+    if not low <= resamples <= significance.MAX_RESAMPLES:
+        raise CompareError(
+            f"--resamples must be from {low} (fewer, and a {confidence:.0%} interval's ends are the extreme "
+            f"resamples) to {significance.MAX_RESAMPLES:,} (more take minutes and change no printed "
+            f"digit), got {resamples}"
+        )
+    try:
+        significance.check_seed(seed)
+    except ValueError as error:
+        raise CompareError(f"--{error}") from None
 
 
 def check_plot_path(path: pathlib.Path, inputs: Sequence[str | pathlib.Path]) -> None:
@@ -398,6 +540,12 @@ def check_plot_path(path: pathlib.Path, inputs: Sequence[str | pathlib.Path]) ->
         raise CompareError(f"--plot {path}: the picture is a .png file")
     if not path.parent.is_dir():
         raise CompareError(f"--plot {path}: the folder {path.parent} does not exist")
+    if path.is_dir():
+        raise CompareError(f"--plot {path} is a folder; name a .png file")
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise CompareError(
+            f"--plot {path}: cannot be written (the folder {path.parent} or the file is read-only)"
+        )
     if any(path.resolve() == pathlib.Path(source).resolve() for source in inputs):
         raise CompareError(f"--plot {path} is one of the inputs")
     if path.exists() and PLOT_SOFTWARE.encode() not in path.read_bytes()[:4096]:
@@ -507,6 +655,11 @@ def add_compare_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
         "--no-paired", dest="paired", action="store_false",
         help="skip the paired tests: each system's interval alone (systems may then hold different rows)",
     )  # fmt: skip
+    parser.add_argument(
+        "--allow-unfinished", action="store_true",
+        help="compare an output story-quality score is still writing or left short of its input (refused "
+        "otherwise)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON, for machines")
     parser.add_argument(
         "--plot", type=pathlib.Path, help=f"also draw the systems' scores into this .png ({PLOT_EXTRA})"
@@ -514,25 +667,34 @@ def add_compare_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
     return parser
 
 
+def _error(message: str) -> int:
+    print(f"story-quality compare: error: {message}", file=sys.stderr)
+    return 2
+
+
 def run_compare(args: argparse.Namespace) -> int:
-    """Run ``story-quality compare``: 0, or 2 with one line naming what is wrong."""
+    """Run ``story-quality compare``: 0, or 2 with one line naming what is wrong. The comparison is
+    printed before the picture is drawn, so a picture that cannot be written loses nothing else."""
     try:
-        if args.resamples < 1:
-            raise CompareError(f"--resamples must be at least 1, got {args.resamples}")
-        if not 0 < args.confidence < 1:
-            raise CompareError(f"--confidence must be between 0 and 1, got {args.confidence}")
+        check_settings(args.resamples, args.seed, args.confidence)
         if args.plot is not None:
             check_plot_path(args.plot, args.inputs)
         comparison = compare_files(
             args.inputs, args.score_column, args.id_column, args.system_column,
-            args.resamples, args.seed, args.confidence, args.paired,
+            args.resamples, args.seed, args.confidence, args.paired, args.allow_unfinished,
         )  # fmt: skip
-        if args.plot is not None:
-            plot_comparison(comparison, args.plot)
     except CompareError as error:
-        print(f"story-quality compare: error: {error}", file=sys.stderr)
-        return 2
-    print(json.dumps(comparison.to_dict(), indent=2) if args.json else comparison.table())
-    if args.plot is not None:
-        print(f"picture: {args.plot}", file=sys.stderr)
+        return _error(str(error))
+    print(json.dumps(comparison.to_dict(), indent=2) if args.json else comparison.table(), flush=True)
+    if args.plot is None:
+        return 0
+    try:
+        plot_comparison(comparison, args.plot)
+    except CompareError as error:
+        return _error(str(error))
+    except (OSError, ValueError) as error:
+        return _error(
+            f"--plot {args.plot}: the picture could not be written ({error}); the comparison is above"
+        )
+    print(f"picture: {args.plot}", file=sys.stderr)
     return 0

@@ -35,6 +35,8 @@ from typing import Any
 LOCK_SUFFIX = ".lock"
 ROW_HASH = "row_hash"
 TEXT_HASH = "text_hash"
+# The first row records how many rows its input has: a reader tells a finished output from a cut one.
+INPUT_ROWS = "input_rows"
 HASH_DIGITS = 16
 # How every row this module seals starts (``seal`` puts ``index`` first): a cut-short last line
 # that starts otherwise was not written by the command.

@@ -7,10 +7,21 @@ number of resamples and the seed:
 - :func:`bootstrap_interval`: the percentile bootstrap confidence interval of a mean. The
   interval's ends are order statistics of the resampled means, as sacrebleu takes them: with
   1,000 resamples and 95 %, the 26th and the 975th smallest (no interpolation).
-- :func:`paired_bootstrap`: paired bootstrap resampling (Koehn, 2004), as sacrebleu's
-  ``--paired-bs`` defines it: the same resampled rows for both systems; the p-value is the share
-  of resamples whose absolute difference of means, centred on its own mean over the resamples
-  (the null hypothesis), is at least the observed absolute difference.
+- :func:`paired_bootstrap`: paired bootstrap resampling (Koehn, 2004): the same resampled rows
+  for both systems. The p-value tests the null hypothesis properly: the resampled differences of
+  means are shifted to the null (each minus the observed difference, so that they centre on 0)
+  and the p-value is the share whose absolute value is at least the observed absolute
+  difference (Efron and Tibshirani, 1993, section 16.4; Berg-Kirkpatrick et al., 2012). **This
+  differs from sacrebleu's** ``--paired-bs``, which centres the *absolute* resampled differences
+  on their own mean: under a true null that folds the distribution and shrinks its spread, and
+  12-16 % of its p-values fall below 0.05 (two systems drawn from one distribution, n = 50). The
+  shifted test rejects at its level: ``tests/library/test_significance.py`` simulates the null
+  (benchmarks/RESULTS.md, "Paired tests under the null", gives the rates).
+- Too little data is refused or named: a paired test needs :data:`MIN_PAIRED_ROWS` rows; below
+  :data:`FEW_ROWS` the bootstrap's p-value is too small (its resamples cannot vary more than the
+  rows do; one row gives the smallest p there is), which :func:`few_rows_warning` says;
+  an interval needs enough resamples that its ends are not the extreme resamples
+  (:func:`min_resamples`), and at most :data:`MAX_RESAMPLES` are drawn.
 - :func:`approximate_randomization`: the paired approximate randomization test (Riezler and
   Maxwell, 2005), as sacrebleu's ``--paired-ar`` defines it: each trial swaps the two systems'
   scores of every row with probability 1/2; the p-value is the share of trials whose absolute
@@ -33,6 +44,15 @@ import numpy as np
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
+# More resamples change a p-value by less than its own resolution and take minutes.
+MAX_RESAMPLES = 1_000_000
+# A seed is a non-negative integer of at most this many bits (numpy takes any; a person types few).
+SEED_BITS = 128
+# Fewer rows than this and a paired test cannot say anything (one row: no variation at all).
+MIN_PAIRED_ROWS = 2
+# Fewer rows than this and the paired bootstrap's p-value is too small (rejects too often under
+# the null); approximate randomization stays valid and is the one to read.
+FEW_ROWS = 30
 # A resampled statistic this close to the observed one is a tie (rounding, not a difference).
 TIE_TOLERANCE = 1e-12
 # Resamples drawn at a time: at most this many row indices in memory (32 MiB of int64).
@@ -69,11 +89,46 @@ def _scores(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
     return array
 
 
-def _check_settings(resamples: int, confidence: float) -> None:
+def min_resamples(confidence: float) -> int:
+    """The fewest resamples whose ``confidence`` interval is not bounded by the extreme resamples
+    (its order statistic k = floor(R (1 - confidence) / 2) is at least 1).
+
+    >>> min_resamples(0.95)
+    40
+    """
+    return math.ceil(2 / (1 - confidence) - 1e-9)
+
+
+def check_seed(seed: int) -> None:
+    """A seed is a non-negative integer below ``2 ** SEED_BITS`` (a ValueError naming it if not)."""
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**SEED_BITS:
+        raise ValueError(f"seed must be an integer from 0 to 2**{SEED_BITS} - 1, got {seed!r}")
+
+
+def _check_settings(resamples: int, confidence: float, seed: int = 0, interval: bool = True) -> None:
+    """Resamples (enough for an ``interval`` at ``confidence``, at most MAX_RESAMPLES), level and seed."""
     if not isinstance(resamples, int) or isinstance(resamples, bool) or resamples < 1:
         raise ValueError(f"resamples must be a positive integer, got {resamples!r}")
+    if resamples > MAX_RESAMPLES:
+        raise ValueError(f"resamples must be at most {MAX_RESAMPLES:,}, got {resamples:,}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1 (0.95 for 95 %), got {confidence!r}")
+    if interval and resamples < min_resamples(confidence):
+        raise ValueError(
+            f"resamples must be at least {min_resamples(confidence)} for a {confidence:.0%} interval "
+            f"(fewer, and its ends are the smallest and largest resample), got {resamples}"
+        )
+    check_seed(seed)
+
+
+def few_rows_warning(n: int) -> str | None:
+    """Why a paired bootstrap p-value on ``n`` rows is not to be trusted, or None when it is."""
+    if n >= FEW_ROWS:
+        return None
+    return (
+        f"only {n} paired rows: with fewer than {FEW_ROWS} the paired bootstrap's p-value is too small "
+        "(the resamples cannot vary more than the rows do); read the approximate randomization p-value"
+    )
 
 
 def _blocks(resamples: int, n: int) -> Iterator[int]:
@@ -112,7 +167,7 @@ def bootstrap_interval(
     >>> round(interval.estimate, 2), interval.low <= interval.estimate <= interval.high
     (0.5, True)
     """
-    _check_settings(resamples, confidence)
+    _check_settings(resamples, confidence, seed)
     scores = _scores(values, "values")
     low, high = interval_ends(resampled_means(scores, resamples, seed), confidence)
     return Interval(float(scores.mean()), low, high, confidence)
@@ -133,6 +188,11 @@ def _paired_scores(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
         raise ValueError(
             f"a paired test needs the same rows in both systems; got {len(first)} and {len(second)} scores"
         )
+    if len(first) < MIN_PAIRED_ROWS:
+        raise ValueError(
+            f"a paired test needs at least {MIN_PAIRED_ROWS} rows, got {len(first)}: one row cannot show "
+            "whether a difference is chance"
+        )
     return second - first
 
 
@@ -146,17 +206,21 @@ def paired_bootstrap(
     """Koehn's paired bootstrap on row-aligned scores: the difference of means ``b - a`` with its
     bootstrap interval, and the p-value that the two systems differ only by chance.
 
+    The p-value is the share of resampled differences of means ``d*`` that, shifted to the null
+    (``d* - d``, ``d`` the observed difference), lie at least as far from 0 as ``d`` does:
+    ``(1 + #{|d* - d| >= |d|}) / (1 + R)``. sacrebleu instead counts ``|d*| - mean|d*| >= |d|``,
+    which is too small under the null (see the module's docstring).
+
     >>> difference, p = paired_bootstrap([0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.3, 0.4], resamples=100)
     >>> difference.estimate, p
     (0.0, 1.0)
     """
-    _check_settings(resamples, confidence)
+    _check_settings(resamples, confidence, seed)
     differences = _paired_scores(a, b)
     resampled = resampled_means(differences, resamples, seed)
     low, high = interval_ends(resampled, confidence)
     observed = float(differences.mean())
-    absolute = np.abs(resampled)
-    count = _at_least(absolute - absolute.mean(), abs(observed))
+    count = _at_least(np.abs(resampled - observed), abs(observed))
     return Interval(observed, low, high, confidence), _p_value(count, resamples)
 
 
@@ -175,7 +239,7 @@ def approximate_randomization(
     >>> approximate_randomization([0.0] * 30, [1.0] * 30, resamples=200) < 0.01
     True
     """
-    _check_settings(resamples, DEFAULT_CONFIDENCE)
+    _check_settings(resamples, DEFAULT_CONFIDENCE, seed, interval=False)
     differences = _paired_scores(a, b)
     observed = abs(float(differences.mean()))
     rng = np.random.default_rng(seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import sys
 
 import numpy as np
@@ -101,7 +102,7 @@ def test_a_human_scale_part_alone_does_not_make_signatures_differ(tmp_path):
     rescaled = f"{SIGNATURE}|human-roc:sha256:abcdefabcdef"
     first = write_scores(tmp_path / "a.jsonl", system_scores(0))
     second = write_scores(tmp_path / "b.jsonl", system_scores(1), signature=rescaled)
-    assert len(compare.compare_files([first, second], resamples=20).pairs) == 1
+    assert len(compare.compare_files([first, second], resamples=40).pairs) == 1
 
 
 def test_different_rows_are_refused_for_a_paired_test_and_allowed_without_it(tmp_path):
@@ -112,7 +113,7 @@ def test_different_rows_are_refused_for_a_paired_test_and_allowed_without_it(tmp
         match=r"hold different rows: 0 indexs only in the first.*2 only in the second \(first: \[10\]\).*--no-paired",
     ):
         compare.compare_files([first, second])
-    result = compare.compare_files([first, second], paired=False, resamples=20)
+    result = compare.compare_files([first, second], paired=False, resamples=40)
     assert [s.n for s in result.systems] == [10, 12] and result.pairs == []
 
 
@@ -121,7 +122,7 @@ def test_skipped_rows_are_left_out_and_counted(tmp_path):
     lines = path.read_text().splitlines()
     lines[2] = json.dumps({"index": 2, "line": 3, "skipped": "empty"})
     path.write_text("\n".join(lines) + "\n" + json.dumps({"signature": SIGNATURE, "rows": 5}) + "\n")
-    (system,) = compare.compare_files([path], resamples=20).systems
+    (system,) = compare.compare_files([path], resamples=40).systems
     assert (system.n, system.skipped) == (4, 1)
 
 
@@ -152,14 +153,14 @@ def test_a_row_edited_after_score_sealed_it_is_refused_naming_file_and_line(tmp_
     path = tmp_path / "a.jsonl"
     path.write_text("".join(output_files.seal(row) for row in sealed))
     other = write_scores(tmp_path / "b.jsonl", system_scores(1, 5))
-    assert compare.compare_files([path, other], resamples=20).systems[0].n == 5
+    assert compare.compare_files([path, other], resamples=40).systems[0].n == 5
     lines = path.read_text().splitlines()
     edited = json.loads(lines[2]) | {"union": 0.99}
     path.write_text("\n".join([*lines[:2], json.dumps(edited), *lines[3:]]) + "\n")
     with pytest.raises(
         compare.CompareError, match=r"a\.jsonl:3: this row was changed after story-quality score"
     ):
-        compare.compare_files([path, other], resamples=20)
+        compare.compare_files([path, other], resamples=40)
 
 
 def test_the_command_prints_a_table_or_json_and_exits_2_on_a_refusal(tmp_path, capsys):
@@ -180,7 +181,7 @@ def test_the_command_prints_a_table_or_json_and_exits_2_on_a_refusal(tmp_path, c
 def test_the_picture_is_a_png_and_only_a_picture_of_its_own_is_replaced(tmp_path, capsys):
     files = [write_scores(tmp_path / f"{name}.jsonl", system_scores(i)) for i, name in enumerate("abc")]
     picture = tmp_path / "cmp.png"
-    arguments = ["compare", *map(str, files), "--resamples", "30", "--plot", str(picture)]
+    arguments = ["compare", *map(str, files), "--resamples", "40", "--plot", str(picture)]
     assert cli.main(arguments) == 0
     data = picture.read_bytes()
     assert data.startswith(PNG_MAGIC) and len(data) > 10_000
@@ -240,11 +241,179 @@ def test_files_that_story_quality_score_wrote_compare_end_to_end(tmp_path, capsy
         arguments = ["--input", str(source), "--output", str(output), "--checkpoint", str(checkpoint)]
         assert cli.main(["score", "--metric", "union", *arguments]) == 0
         outputs.append(output)
-    assert cli.main(["compare", *map(str, outputs), "--resamples", "20", "--json"]) == 0
+    assert cli.main(["compare", *map(str, outputs), "--resamples", "40", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     scores = [[json.loads(line)["union"] for line in path.read_text().splitlines()] for path in outputs]
     assert [s["mean"] for s in result["systems"]] == pytest.approx([np.mean(s) for s in scores])
     assert result["pairs"][0]["difference"] == pytest.approx(np.mean(scores[1]) - np.mean(scores[0]))
-    assert result["notes"] == [
+    assert result["notes"][0] == (
         f"no human reference table for {result['signature'].split('|')[2][11:]}; tables exist for default"
-    ]
+    )
+    assert "only 6 paired rows" in result["notes"][1]
+    first = json.loads(outputs[0].read_text().splitlines()[0])
+    assert first[output_files.INPUT_ROWS] == 6  # what compare reads to know the output is finished
+
+
+# --- what compare refuses to vouch for (issue 47) ---
+
+
+def sealed_scores(
+    path: pathlib.Path, scores: list[float], input_rows: int | None = None, **extra
+) -> pathlib.Path:
+    """A file as story-quality score writes it now: sealed rows, the input's row count in the first."""
+    first = {
+        "signature": SIGNATURE,
+        output_files.INPUT_ROWS: len(scores) if input_rows is None else input_rows,
+    }
+    rows = [{"index": i, "line": i + 1, **(first if i == 0 else {}), **{k: v[i] for k, v in extra.items()},
+             "union": x} for i, x in enumerate(scores)]  # fmt: skip
+    path.write_text("".join(output_files.seal(row) for row in rows))
+    return path
+
+
+def test_a_row_whose_seal_was_deleted_is_refused(tmp_path):
+    path = sealed_scores(tmp_path / "a.jsonl", system_scores(0, 5))
+    other = sealed_scores(tmp_path / "b.jsonl", system_scores(1, 5))
+    lines = path.read_text().splitlines()
+    edited = json.loads(lines[0]) | {"union": 0.99, "signature": "union|v9|checkpoint:mine"}
+    edited.pop(output_files.ROW_HASH)
+    path.write_text("\n".join([json.dumps(edited), *lines[1:]]) + "\n")
+    with pytest.raises(
+        compare.CompareError, match=r"a\.jsonl:1: this row carries no row_hash while the file"
+    ):
+        compare.compare_files([path, other], resamples=40)
+
+
+def test_an_unfinished_output_is_refused_unless_asked(tmp_path):
+    cut = sealed_scores(tmp_path / "a.jsonl", system_scores(0, 48), input_rows=300)
+    other = sealed_scores(tmp_path / "b.jsonl", system_scores(1, 48))
+    with pytest.raises(compare.CompareError, match=r"a\.jsonl is unfinished: it holds 48 of the 300 rows"):
+        compare.compare_files([cut, other], resamples=40)
+    result = compare.compare_files([cut, other], resamples=40, allow_unfinished=True)
+    assert result.systems[0].n == 48 and any("--allow-unfinished" in note for note in result.notes)
+
+
+def test_an_output_being_written_is_refused(tmp_path):
+    path = sealed_scores(tmp_path / "a.jsonl", system_scores(0, 40))
+    other = sealed_scores(tmp_path / "b.jsonl", system_scores(1, 40))
+    with output_files.claim_output(path):
+        with pytest.raises(compare.CompareError, match=r"a\.jsonl is still being written .*process"):
+            compare.compare_files([path, other], resamples=40)
+    assert len(compare.compare_files([path, other], resamples=40).pairs) == 1
+
+
+def test_percentiles_against_different_human_tables_are_refused(tmp_path):
+    ranks = [50.0] * 40
+    roc = sealed_scores(tmp_path / "a.jsonl", system_scores(0), percentile=ranks)
+    wp = sealed_scores(tmp_path / "b.jsonl", system_scores(1), percentile=ranks)
+    for path, table in ((roc, "human-roc:sha256:aaaaaaaaaaaa"), (wp, "human-wp:sha256:bbbbbbbbbbbb")):
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        rows[0]["signature"] = f"{SIGNATURE}|{table}"
+        path.write_text(
+            "".join(output_files.seal({k: v for k, v in row.items() if k != "row_hash"}) for row in rows)
+        )
+    with pytest.raises(compare.CompareError, match="were scored differently"):
+        compare.compare_files([roc, wp], score_column="percentile", resamples=40)
+    assert len(compare.compare_files([roc, wp], resamples=40).pairs) == 1  # the raw scores are one scale
+
+
+def test_the_same_file_twice_is_refused(tmp_path):
+    path = write_scores(tmp_path / "a.jsonl", system_scores(0))
+    (tmp_path / "link.jsonl").symlink_to(path)
+    for second in (path, tmp_path / "." / "a.jsonl", tmp_path / "link.jsonl"):
+        with pytest.raises(compare.CompareError, match="are the same file"):
+            compare.compare_files([path, second], resamples=40)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda rows: rows[1].update(union=5.0), r"a\.jsonl:2: union is 5\.0, outside the range .*\[0, 1\]"),
+        (lambda rows: rows[1].update(union=-3.0), r"a\.jsonl:2: union is -3\.0, outside the range"),
+        (
+            lambda rows: rows[1].update(union=10**400),
+            r"a\.jsonl:2: union is 1000.*\(401 characters\), not a finite",
+        ),
+        (
+            lambda rows: rows[1].update(index=True),
+            r"a\.jsonl:2: index is True; it must be a string or a number",
+        ),
+        (lambda rows: rows[1].update(index=[1]), r"a\.jsonl:2: index is \[1\]; it must be"),
+    ],
+)
+def test_values_no_score_file_holds_are_named(tmp_path, edit, message):
+    test_bad_rows_are_named_by_file_and_line(tmp_path, edit, message)
+
+
+def test_json_true_is_not_the_row_id_1(tmp_path):
+    rows = [{"index": i, "union": x} for i, x in enumerate(system_scores(0, 3))]
+    rows[0]["signature"], rows[1]["index"] = SIGNATURE, True
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(compare.CompareError, match="index is True"):
+        compare.compare_files([path, write_scores(tmp_path / "b.jsonl", system_scores(1, 3))], resamples=40)
+
+
+@pytest.mark.parametrize("column", ["index", "line", "text_hash", "input_rows"])
+def test_a_row_identity_is_no_score_column(tmp_path, column):
+    files = [write_scores(tmp_path / f"{n}.jsonl", system_scores(i)) for i, n in enumerate("ab")]
+    with pytest.raises(compare.CompareError, match=f"--score-column {column}: that field says which row"):
+        compare.compare_files(files, score_column=column, resamples=40)
+
+
+def test_a_raw_line_separator_inside_a_json_row_is_read(tmp_path):
+    path = write_scores(tmp_path / "a.jsonl", system_scores(0, 40), note=["one\u2028two"] * 40)
+    raw = path.read_text().replace("\\u2028", "\u2028")
+    assert "\u2028" in raw
+    path.write_text(raw, encoding="utf-8")
+    other = write_scores(tmp_path / "b.jsonl", system_scores(1, 40))
+    assert compare.compare_files([path, other], resamples=40).systems[0].n == 40
+
+
+BAD_VALUES = [
+    (["--seed", "-1"], "--seed must be an integer from 0"),
+    (["--resamples", "1"], "--resamples must be from 40"),
+    (["--resamples", str(10**12)], "--resamples must be from 40 .* got 1000000000000"),
+    (["--confidence", "nan"], "--confidence must be between 0 and 1"),
+    (["--system-column", "system"], r"all\.jsonl:1: system is \['a'\]; it must be a string or a number"),
+    (["--plot", "{folder}"], r"--plot .*pics\.png is a folder"),
+]
+
+
+@pytest.mark.parametrize(("options", "message"), BAD_VALUES, ids=[" ".join(o) for o, _ in BAD_VALUES])
+def test_every_bad_value_is_a_usage_error(tmp_path, capsys, options, message):
+    rows = [{"index": i, "system": ["a"], "union": 0.5} for i in range(3)]
+    rows[0]["signature"] = SIGNATURE
+    path = tmp_path / "all.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "pics.png").mkdir()
+    options = [option.format(folder=tmp_path / "pics.png") for option in options]
+    assert cli.main(["compare", str(path), *options]) == 2
+    err = capsys.readouterr().err
+    assert re.search(f"story-quality compare: error: .*{message}", err) and "Traceback" not in err
+
+
+def test_the_comparison_is_printed_when_the_picture_cannot_be_written(tmp_path, monkeypatch, capsys):
+    files = [write_scores(tmp_path / f"{n}.jsonl", system_scores(i)) for i, n in enumerate("ab")]
+
+    def refuse(comparison, path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(compare, "plot_comparison", refuse)
+    assert (
+        cli.main(["compare", *map(str, files), "--resamples", "40", "--plot", str(tmp_path / "c.png")]) == 2
+    )
+    out, err = capsys.readouterr()
+    assert "b.jsonl - a.jsonl:" in out and "the picture could not be written (" in err
+
+
+def test_one_shared_row_is_refused_and_an_interval_that_disagrees_with_p_gets_a_word(tmp_path):
+    first = write_scores(tmp_path / "a.jsonl", [0.1])
+    second = write_scores(tmp_path / "b.jsonl", [0.9])
+    with pytest.raises(compare.CompareError, match="share 1 scored row: a paired test needs at least 2"):
+        compare.compare_files([first, second], resamples=40)
+    edge = significance.PairedTest(40, significance.Interval(0.05, 0.001, 0.1, 0.95), 0.08, 0.07)
+    (note,) = compare.pair_notes([compare.PairResult("a", "b", edge)])
+    assert "the 95% interval excludes 0 but the paired bootstrap p = 0.0800 is not below 0.05" in note
+    agree = significance.PairedTest(40, significance.Interval(0.05, 0.001, 0.1, 0.95), 0.01, 0.02)
+    assert compare.pair_notes([compare.PairResult("a", "b", agree)]) == []
