@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
+import socket
+import subprocess
+import sys
 
 import evaluate
 import numpy as np
@@ -167,3 +171,28 @@ def test_defaults_are_glue_cola_and_the_gruen_hub_id():
         128,
     )
     assert arguments.model_name_or_path == LM_CHECKPOINT  # GRUEN's bert-base-cased
+
+
+def test_torchrun_on_two_cpu_processes_trains_one_ddp_run(workdir, tmp_path):
+    """No extra flag: the two processes form one gloo group, share the epoch's rows (half the steps of
+    one process at the same per-device batch) and process 0 alone writes the classifier and card."""
+    output = tmp_path / "ddp"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    env["OMP_NUM_THREADS"] = "1"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", port,
+        str(REPO / "training" / "train_cola.py"),
+        "--model_name_or_path", str(workdir / "base"), "--train_file", str(workdir / "train.jsonl"),
+        "--validation_file", str(workdir / "validation.jsonl"), "--output_dir", str(output),
+        "--max_length", str(MAX_LENGTH), "--num_train_epochs", "1", "--per_device_train_batch_size", "8",
+        "--disable_tqdm", "true", "--save_strategy", "no",
+    ]  # fmt: skip
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    state = json.loads((output / "trainer_state.json").read_text())
+    assert state["global_step"] == 32 // 8 // 2  # 32 training sentences, 8 a process, 2 processes
+    assert (output / "model.safetensors").is_file() and (output / "README.md").is_file()
+    assert "parallel_mode != ParallelMode.DISTRIBUTED" not in run.stdout + run.stderr
