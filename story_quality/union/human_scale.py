@@ -81,16 +81,26 @@ class HumanReference:
         return f"{rescale}:sha256:{self.sha256[:12]}"
 
 
+# Two scores this close are one score: a story's score moves by up to 1e-5 with its batch-mates
+# (padding, summation order), and a table holds scores rounded to 6 decimals. Without it a
+# held-back story scored beside others would fall just above or just below its own table entry,
+# and its percentile would move with the batch it is scored in.
+TIE_TOLERANCE = 1e-5
+
+
 def percentile_ranks(scores: Sequence[float] | np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """``100 * (#reference < s + #reference == s / 2) / len(reference)`` for each score ``s``.
+    """``100 * (#reference < s + #reference == s / 2) / len(reference)`` for each score ``s``, where
+    ``==`` means within :data:`TIE_TOLERANCE`.
 
     >>> percentile_ranks([0.1, 0.5, 0.9], np.array([0.2, 0.5, 0.5, 0.8])).tolist()
     [0.0, 50.0, 100.0]
+    >>> percentile_ranks([0.5 - 3e-7, 0.5 + 3e-7], np.array([0.2, 0.5, 0.8])).tolist()
+    [50.0, 50.0]
     """
     ordered = np.sort(np.asarray(reference, dtype=float))
     values = np.asarray(scores, dtype=float)
-    below = np.searchsorted(ordered, values, side="left")
-    at_most = np.searchsorted(ordered, values, side="right")
+    below = np.searchsorted(ordered, values - TIE_TOLERANCE, side="left")
+    at_most = np.searchsorted(ordered, values + TIE_TOLERANCE, side="right")
     return 100.0 * (below + at_most) / (2 * len(ordered))
 
 
