@@ -522,6 +522,27 @@ def test_a_run_closes_the_process_group_it_formed_however_it_ends(tmp_path, monk
             dist.destroy_process_group()
 
 
+@pytest.mark.parametrize("barrier_fails", [False, True])
+def test_every_process_meets_at_a_barrier_then_leaves_the_group_whatever_happens(monkeypatch, barrier_fails):
+    """Issue 47: rank 1 aborted at teardown after a complete output; each rank waits for the others, then
+    destroys its group, and a failing barrier neither skips the teardown nor changes the exit status."""
+    import torch.distributed as dist
+
+    calls = []
+
+    def barrier(timeout):
+        calls.append(("monitored_barrier", timeout.total_seconds()))
+        if barrier_fails:
+            raise RuntimeError("rank 1 did not arrive")
+
+    monkeypatch.setattr(dist, "get_world_size", lambda: 2)
+    monkeypatch.setattr(dist, "get_backend", lambda: "gloo")
+    monkeypatch.setattr(dist, "monitored_barrier", barrier)
+    monkeypatch.setattr(dist, "destroy_process_group", lambda: calls.append(("destroy",)))
+    cli.leave_process_group()
+    assert calls == [("monitored_barrier", cli.TEARDOWN_SECONDS), ("destroy",)]
+
+
 def test_a_process_group_the_caller_opened_stays_open(tmp_path, monkeypatch):
     """Called from a program that runs its own group, the command leaves that group alone."""
     import torch.distributed as dist
