@@ -21,6 +21,11 @@ from collections.abc import Mapping
 from story_quality.checkpoint_files import WEIGHT_FILES, sha256_of
 
 DISTRIBUTION = "story-quality-metrics"
+# Files beside the weights that a checkpoint's scores depend on (config and tokenizer), by glob.
+SCORING_FILE_PATTERNS = (
+    "config.json", "tokenizer*", "special_tokens_map.json", "added_tokens.json", "vocab*", "merges.txt",
+    "*.model", "spiece*",
+)  # fmt: skip
 
 
 def package_version() -> str:
@@ -56,15 +61,38 @@ def weights_sha256(folder: str | os.PathLike) -> str | None:
     )
 
 
+def scoring_files(folder: str | os.PathLike) -> list[pathlib.Path]:
+    """The files beside a checkpoint's weights that change its scores: the config (labels, recorded
+    normalisation, window) and every tokenizer file (a changed vocabulary reads other word pieces)."""
+    root = pathlib.Path(folder)
+    found = {path for pattern in SCORING_FILE_PATTERNS for path in root.glob(pattern) if path.is_file()}
+    return sorted(found - {root / name for name in WEIGHT_FILES})
+
+
+def checkpoint_sha256(folder: str | os.PathLike) -> str | None:
+    """The sha256 of everything in a checkpoint folder that changes a score: its weights
+    (:func:`weights_sha256`) and the :func:`scoring_files` beside them, each by name; None when
+    the folder holds no weights."""
+    weights = weights_sha256(folder)
+    if weights is None:
+        return None
+    digest = hashlib.sha256(f"weights {weights}\n".encode())
+    for path in scoring_files(folder):
+        stat = path.stat()
+        digest.update(f"{path.name} {_file_sha256(str(path), stat.st_size, stat.st_mtime_ns)}\n".encode())
+    return digest.hexdigest()
+
+
 def checkpoint_id(name: str, source: str, revision: str | None = None, local: bool | None = None) -> str:
-    """``NAME@sha256:XXXXXXXXXXXX`` for a folder (its weights), ``REPO@REVISION`` for a Hub id.
+    """``NAME@sha256:XXXXXXXXXXXX`` for a folder (:func:`checkpoint_sha256`: its weights and the files
+    beside them that change a score), ``REPO@REVISION`` for a Hub id.
 
     >>> checkpoint_id("org/model", "org/model", "abc123", local=False)
     'org/model@abc123'
     """
     local = os.path.isdir(source) if local is None else local
     if local:
-        sha = weights_sha256(source)
+        sha = checkpoint_sha256(source)
         label = name if not os.path.isdir(name) else pathlib.Path(name).name
         return f"{label}@sha256:{sha[:12] if sha else 'none'}"
     return f"{source}@{revision or 'main'}"

@@ -53,7 +53,7 @@ class TableEntry:
 # The checkpoint's name as its signature label writes it (before the "@") -> its table.
 TABLES: dict[str, TableEntry] = {
     "default": TableEntry(
-        TABLE_FOLDER / "default.json", "e56bdf503e894fe623334f5cdff01145c879720c775b19db981a04fe6b3e8daf"
+        TABLE_FOLDER / "default.json", "6b75f43d513ee489350800d3543d78eb4a29bc743f95b1fc454f91c324fd316d"
     ),
 }
 
@@ -109,7 +109,7 @@ def file_sha256(path: pathlib.Path) -> str:
 
 
 def checkpoint_label(signature: str) -> str:
-    """The ``checkpoint:`` part of a union signature (``default@sha256:bf3e27aada66``)."""
+    """The ``checkpoint:`` part of a union signature (``default@sha256:8332b595696f``)."""
     for part in signature.split("|"):
         if part.startswith("checkpoint:"):
             return part.removeprefix("checkpoint:")

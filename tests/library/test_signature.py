@@ -11,7 +11,7 @@ from gruen_models import save_all
 from safetensors.torch import load_file, save_file
 from tiny_models import save_union_checkpoint
 
-from story_quality.signature import package_version, weights_sha256
+from story_quality.signature import checkpoint_id, checkpoint_sha256, package_version
 from story_quality.union.story_text import NAMES_SHA256, ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ def load_union(folder: pathlib.Path):
 def test_union_signature_names_weights_normalisation_window_and_version(tmp_path):
     folder = save_union_checkpoint(tmp_path / "run", normalization=ROC_STORIES.to_dict(), max_length=48)
     result = load_union(folder).compute(predictions=[STORY])
-    sha = weights_sha256(folder)
+    sha = checkpoint_sha256(folder)
     assert result["signature"] == (
         f"union|v{package_version()}|checkpoint:run@sha256:{sha[:12]}"
         f"|norm:lowercase+replace_names+roc_tokenize+plain_typography+lowercase_names+names_sha256:{NAMES_SHA256[:12]}"
@@ -51,6 +51,25 @@ def test_the_same_weights_give_the_same_signature_and_other_weights_another(tmp_
     assert changed != same and changed.split("|")[2] != same.split("|")[2]
 
 
+def test_files_beside_the_weights_that_change_scores_change_the_signature(tmp_path):
+    """Issue 47: another vocabulary or config beside the same weights scores otherwise; a README does not."""
+    folder = save_union_checkpoint(tmp_path / "run", normalization=ROC_STORIES.to_dict(), max_length=48)
+    before = checkpoint_id("run", str(folder), local=True)
+    (folder / "README.md").write_text("notes")
+    assert checkpoint_id("run", str(folder), local=True) == before
+    for name in ("config.json", *(path.name for path in folder.glob("tokenizer*")), "vocab.txt"):
+        path = folder / name
+        if not path.is_file():
+            continue
+        original = path.read_bytes()
+        path.write_bytes(
+            original.replace(b"}", b', "x": 1}', 1) if name.endswith(".json") else original + b"zz\n"
+        )
+        assert checkpoint_id("run", str(folder), local=True) != before, name
+        path.write_bytes(original)
+    assert checkpoint_id("run", str(folder), local=True) == before
+
+
 def test_an_empty_call_carries_the_signature_too(tmp_path):
     folder = save_union_checkpoint(tmp_path / "run", normalization=ROC_STORIES.to_dict(), max_length=48)
     assert load_union(folder).compute(predictions=[])["signature"].startswith("union|v")
@@ -62,8 +81,8 @@ def test_gruen_signature_names_each_model_and_mode(tmp_path):
     plain = gruen.compute(predictions=["The dog ran home."], **paths)["signature"]
     parts = plain.split("|")
     assert parts[0] == "gruen" and parts[1] == f"v{package_version()}"
-    assert parts[2] == f"lm:lm@sha256:{weights_sha256(paths['lm_model'])[:12]}"
-    assert parts[3] == f"cola:cola@sha256:{weights_sha256(paths['cola_model'])[:12]}"
+    assert parts[2] == f"lm:lm@sha256:{checkpoint_sha256(paths['lm_model'])[:12]}"
+    assert parts[3] == f"cola:cola@sha256:{checkpoint_sha256(paths['cola_model'])[:12]}"
     assert parts[4:] == ["lm_scoring:reference", "coherence:off", "fp32"]
     with_sop = gruen.compute(predictions=["The dog ran home."], coherence=True, lm_scoring="pll", **paths)
     assert (
