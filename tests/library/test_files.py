@@ -301,6 +301,12 @@ def test_one_lock_per_file_whatever_path_names_it(tmp_path, monkeypatch):
                 with output_files.claim_output(name):
                     pass
         assert output_files.being_written(tmp_path / "hard.jsonl") is not None
+    with output_files.claim_output(tmp_path / "link.jsonl"):  # the lock lies beside the real file
+        assert (tmp_path / "out.jsonl.lock").exists() and not (tmp_path / "link.jsonl.lock").exists()
+        for name in (output, pathlib.Path("out.jsonl")):
+            with pytest.raises(output_files.OutputError, match=rf"being written by process {os.getpid()}"):
+                with output_files.claim_output(name):
+                    pass
     assert output_files.being_written(output) is None
     assert sorted(path.name for path in tmp_path.iterdir()) == [
         "hard.jsonl",
