@@ -225,9 +225,7 @@ def test_mps_that_is_not_there_is_named():
 
 def test_a_named_checkpoint_with_a_revision_is_not_looked_up_as_a_hub_repo():
     # evaluate imports its own copy of the script's modules: their CheckpointError is an OSError
-    with pytest.raises(
-        OSError, match=r"'roc@v1' names no checkpoint: .*union-roc\) was never published"
-    ):
+    with pytest.raises(OSError, match=r"'roc@v1' names no checkpoint: .*union-roc\) was never published"):
         evaluate.load(str(REPO / "metrics" / "union"), "roc@v1")
 
 
