@@ -212,7 +212,7 @@ def test_a_student_learns_from_the_teacher_column_and_only_as_much_as_its_weight
 
 
 def test_a_distillation_weight_without_teacher_scores_or_out_of_range_is_refused(
-    student_start, tmp_path, monkeypatch
+    student_start, tmp_path, monkeypatch, capsys
 ):
     with pytest.raises(
         ValueError, match=r"--distillation_weight 0\.5 needs a 'teacher' column, which .*pairs"
@@ -233,10 +233,11 @@ def test_a_distillation_weight_without_teacher_scores_or_out_of_range_is_refused
         train_union.main(
             student_args(student_start, str(tmp_path / "stories.jsonl"), tmp_path / "run", "0.5")
         )
-    with pytest.raises(
-        ValueError, match=r"--distillation_weight must be between 0 and 1 \(0: off\), got 1\.5"
-    ):
+    # a range error is a usage error (exit 2) naming the option
+    with pytest.raises(SystemExit) as stopped:
         train_union.main(student_args(student_start, "as-labels.jsonl", tmp_path / "run2", "1.5"))
+    assert stopped.value.code == 2
+    assert "--distillation_weight must be between 0 and 1 (0: off), got 1.5" in capsys.readouterr().err
     assert not (tmp_path / "run2").exists()
     lines = (student_start / "as-labels.jsonl").read_text().splitlines()
     for name, value, message in (
