@@ -31,6 +31,7 @@ from story_quality import METRICS, input_files, output_files
 from story_quality.compare import add_compare_parser, run_compare
 from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
 from story_quality.options import OptionSpec, add_flags, given_flags
+from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.publish_metric import add_publish_parser, run_publish
 from story_quality.union.options import UNION_OPTIONS
 from story_quality.validation import has_word, is_blank
@@ -429,50 +430,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if PartialState().is_main_process:
         print(summarise(args, summary), file=sys.stderr)
     return 0
-
-
-def process_group_open() -> bool:
-    import torch.distributed
-
-    return torch.distributed.is_available() and torch.distributed.is_initialized()
-
-
-# How long a process waits at teardown for the others to arrive before it leaves anyway.
-TEARDOWN_SECONDS = 120
-
-
-def leave_process_group() -> None:
-    """Close the process group the run formed, on every process, so no gloo thread outlives the
-    interpreter.
-
-    Left open, a CPU group's threads can still run at exit and abort a process that scored all its
-    rows ("terminate called without an active exception"), failing the launch. The processes first
-    meet at a barrier (bounded by :data:`TEARDOWN_SECONDS`), so none tears its side down while
-    another still talks to it (process 0 hosts the store the others reach); output is flushed
-    first. A failing barrier or teardown changes no exit status: the output is already complete
-    or already refused. A group the caller had opened before is left to it.
-    """
-    import torch.distributed as dist
-
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    with contextlib.suppress(Exception):
-        meet_before_leaving(dist)
-    with contextlib.suppress(Exception):
-        dist.destroy_process_group()
-
-
-def meet_before_leaving(dist: Any) -> None:
-    """Every process at one barrier (a monitored one on gloo, which gives up after a timeout)."""
-    import datetime
-
-    if dist.get_world_size() < 2:
-        return
-    if dist.get_backend() == "gloo":
-        dist.monitored_barrier(timeout=datetime.timedelta(seconds=TEARDOWN_SECONDS))
-    else:
-        dist.barrier()
 
 
 if __name__ == "__main__":

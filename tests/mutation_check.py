@@ -387,7 +387,7 @@ MUTATIONS = [
     Mutation(
         "score-teardown-without-barrier",
         "each process destroys its group without waiting for the others",
-        "story_quality/cli.py",
+        "story_quality/process_group.py",
         "        meet_before_leaving(dist)\n",
         "        pass\n",
         (

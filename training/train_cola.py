@@ -35,6 +35,7 @@ from transformers import (
 from story_quality import citation
 from story_quality.gruen import CITATION as GRUEN_CITATION
 from story_quality.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
+from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.training import run_setup
 from story_quality.training.model_cards import (
     hub_id_or_none,
@@ -290,4 +291,8 @@ def write_cola_card(
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:  # under torchrun: every process closes the group, so none aborts at exit
+        if process_group_open():
+            leave_process_group()

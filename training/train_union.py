@@ -35,6 +35,7 @@ from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 
 from story_quality.annotations import AnnotatedStories, read_annotations
 from story_quality.meta_evaluation import METHODS, correlate, score_stories
+from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.training import run_setup
 from story_quality.training.distillation import (
     TEACHER_COLUMN,
@@ -541,4 +542,8 @@ def union_citation() -> str:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:  # under torchrun: every process closes the group, so none aborts at exit
+        if process_group_open():
+            leave_process_group()

@@ -17,7 +17,7 @@ import pytest
 from gruen_models import save_all
 from tiny_models import save_union_checkpoint
 
-from story_quality import cli, output_files
+from story_quality import cli, output_files, process_group
 from story_quality.union.story_text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -539,8 +539,8 @@ def test_every_process_meets_at_a_barrier_then_leaves_the_group_whatever_happens
     monkeypatch.setattr(dist, "get_backend", lambda: "gloo")
     monkeypatch.setattr(dist, "monitored_barrier", barrier)
     monkeypatch.setattr(dist, "destroy_process_group", lambda: calls.append(("destroy",)))
-    cli.leave_process_group()
-    assert calls == [("monitored_barrier", cli.TEARDOWN_SECONDS), ("destroy",)]
+    process_group.leave_process_group()
+    assert calls == [("monitored_barrier", process_group.TEARDOWN_SECONDS), ("destroy",)]
 
 
 def test_a_process_group_the_caller_opened_stays_open(tmp_path, monkeypatch):
