@@ -65,7 +65,7 @@ def text_generator() -> transformers.Pipeline:
     tok = tokenizer()
     torch.manual_seed(0)
     config = transformers.GPT2Config(
-        vocab_size=len(tok), n_positions=128, n_embd=16, n_layer=1, n_head=2,
+        vocab_size=len(tok) + 16, n_positions=512, n_embd=16, n_layer=1, n_head=2,
         bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id,
     )  # fmt: skip
     model = transformers.GPT2LMHeadModel(config).eval()
