@@ -4,20 +4,16 @@ gradio Space to a local server that answers the Hub endpoints an upload uses."""
 from __future__ import annotations
 
 import argparse
-import base64
 import configparser
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import evaluate
 import pytest
 import yaml
 from conftest import REPO
 from evaluate.loading import get_imports
-from huggingface_hub import constants
-from huggingface_hub.utils import _http
+from fake_hub import FakeHub, committed_files, serve
 
 import story_quality
 from story_quality.publish_metric import add_publish_parser, push_space, run_publish, stage_space
@@ -97,74 +93,17 @@ def test_bad_ids_and_used_folders_are_refused_by_the_command(tmp_path, capsys):
     assert "is not an empty folder" in capsys.readouterr().err
 
 
-class FakeHub(BaseHTTPRequestHandler):
-    """Repo creation, preupload (every file a plain blob) and the commit of a Space; records requests."""
-
-    requests: list[tuple[str, bytes]] = []
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def _answer(self, payload: dict) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:  # noqa: N802
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.requests.append((self.path, body))
-        base = f"http://127.0.0.1:{self.server.server_port}"
-        if self.path == "/api/repos/create":
-            self._answer({"url": f"{base}/spaces/{SPACE}", "name": SPACE})
-        elif self.path == "/api/validate-yaml":
-            self._answer({"errors": [], "warnings": []})
-        elif self.path.startswith(f"/api/spaces/{SPACE}/preupload/"):
-            files = json.loads(body)["files"]
-            self._answer(
-                {
-                    "files": [
-                        {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files
-                    ]
-                }
-            )
-        elif self.path.startswith(f"/api/spaces/{SPACE}/commit/"):
-            self._answer(
-                {"commitUrl": f"{base}/spaces/{SPACE}/commit/c0ffee", "commitOid": "c0ffee" * 6 + "c0ff"}
-            )
-        else:
-            self.send_error(404, f"not an endpoint of this fake Hub: {self.path}")
-
-
 @pytest.fixture
 def hub(monkeypatch):
-    FakeHub.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{server.server_port}")
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    _http.close_session()
-    yield
-    _http.close_session()
-    server.shutdown()
-    server.server_close()
-
-
-def committed_files(body: bytes) -> dict[str, bytes]:
-    entries = [json.loads(line) for line in body.decode().splitlines()]
-    return {
-        e["value"]["path"]: base64.b64decode(e["value"]["content"]) for e in entries if e["key"] == "file"
-    }
+    yield from serve(monkeypatch, "spaces", SPACE, "c0ffee" * 6 + "c0ff")
 
 
 def test_push_creates_a_gradio_space_and_commits_exactly_the_staged_files(hub, tmp_path):
     folder = stage_space("union", SPACE, tmp_path / "space")
     url = push_space(folder, SPACE, token="hf_local_test_token")
-    assert url.endswith(f"/spaces/{SPACE}/commit/c0ffee")
-    create = json.loads(FakeHub.requests[0][1])
+    assert url.endswith(f"/spaces/{SPACE}/commit/{'c0ffee' * 6}c0ff")
+    create = json.loads(FakeHub.requests[0][2])
     assert create["type"] == "space" and create["sdk"] == "gradio" and create["name"] == "union-space"
-    commits = [body for path, body in FakeHub.requests if path == f"/api/spaces/{SPACE}/commit/main"]
+    commits = [body for path, _, body in FakeHub.requests if path == f"/api/spaces/{SPACE}/commit/main"]
     assert len(commits) == 1
     assert committed_files(commits[0]) == {p.name: p.read_bytes() for p in folder.iterdir()}

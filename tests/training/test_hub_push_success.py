@@ -3,15 +3,11 @@ to a local server on 127.0.0.1 that answers the few Hub endpoints an upload uses
 
 from __future__ import annotations
 
-import base64
 import json
 import pathlib
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from huggingface_hub import constants
-from huggingface_hub.utils import _http
+from fake_hub import FakeHub, committed_files, serve
 
 from story_quality.training import hub_push, train_union
 from story_quality.training.hub_push import push_checkpoint
@@ -34,69 +30,9 @@ LOCAL_ONLY = {
 }
 
 
-class FakeHub(BaseHTTPRequestHandler):
-    """Answers repo creation, the preupload question (every file a plain git blob), README metadata
-    validation and the commit; records every request."""
-
-    requests: list[tuple[str, str, bytes]] = []
-    branches: set[str] = {"main"}
-
-    def log_message(self, *args) -> None:  # keep the test output quiet
-        pass
-
-    def _answer(self, payload: dict) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:  # noqa: N802 (the name http.server calls)
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.requests.append((self.path, self.headers.get("authorization", ""), body))
-        base = f"http://127.0.0.1:{self.server.server_port}"
-        if self.path == "/api/repos/create":
-            self._answer({"url": f"{base}/{REPO_ID}", "name": REPO_ID})
-        elif self.path == "/api/validate-yaml":
-            self._answer({"errors": [], "warnings": []})
-        elif self.path.startswith(f"/api/models/{REPO_ID}/preupload/"):
-            files = json.loads(body)["files"]
-            self._answer(
-                {
-                    "files": [
-                        {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files
-                    ]
-                }
-            )
-        elif self.path.startswith(f"/api/models/{REPO_ID}/branch/"):
-            branch = self.path.rsplit("/", 1)[1]
-            if branch in self.branches:
-                self.send_error(409, f"branch {branch} exists")
-                return
-            self.branches.add(branch)
-            self._answer({})
-        elif self.path.startswith(f"/api/models/{REPO_ID}/commit/"):
-            self._answer({"commitUrl": f"{base}/{REPO_ID}/commit/{COMMIT}", "commitOid": COMMIT})
-        else:
-            self.send_error(404, f"not an endpoint of this fake Hub: {self.path}")
-
-
 @pytest.fixture
 def hub(monkeypatch):
-    FakeHub.requests = []
-    FakeHub.branches = {"main"}
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    endpoint = f"http://127.0.0.1:{server.server_port}"
-    monkeypatch.setattr(constants, "ENDPOINT", endpoint)
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # the suite runs offline; this Hub is local
-    _http.close_session()
-    yield endpoint
-    _http.close_session()
-    server.shutdown()
-    server.server_close()
+    yield from serve(monkeypatch, "models", REPO_ID, COMMIT)
 
 
 def checkpoint_folder(root: pathlib.Path) -> pathlib.Path:
@@ -105,18 +41,6 @@ def checkpoint_folder(root: pathlib.Path) -> pathlib.Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
     return root
-
-
-def committed_files(body: bytes) -> dict[str, bytes]:
-    """The files of a commit's NDJSON payload, decoded."""
-    files = {}
-    for line in body.decode().splitlines():
-        entry = json.loads(line)
-        if entry["key"] == "file":
-            value = entry["value"]
-            assert value["encoding"] == "base64"
-            files[value["path"]] = base64.b64decode(value["content"])
-    return files
 
 
 def test_a_push_uploads_the_model_tokenizer_and_card_and_keeps_training_state_local(hub, tmp_path):
