@@ -175,7 +175,7 @@ def is_writing_prompt(sentences: Sequence[str]) -> bool:
 
 def neighbour_sentences(
     position: int, table: StoryTable, near: Neighbours, rng: np.random.Generator
-) -> list[str] | None:
+) -> list[str]:
     """k ~ U{1..ceil((L-1)/2)} later sentences, each replaced by one of its nearest of other stories."""
     mine, start = table.sentences[position], int(table.first[position])
     later = len(mine) - 1
