@@ -17,6 +17,7 @@ from story_quality.training.union_model import (
     add_placeholder_tokens,
     encode_union_examples,
     export_classifier,
+    load_union_model,
 )
 from story_quality.union.story_text import CONFIG_KEY, ROC_STORIES
 
@@ -150,3 +151,13 @@ def test_export_is_a_plain_classifier_with_the_same_scores(tokenizer, tmp_path):
     assert getattr(reloaded.config, CONFIG_KEY) == ROC_STORIES.to_dict()
     assert reloaded.config.id2label == {0: "perturbed", 1: "human"}
     assert not math.isnan(reloaded(**inputs).logits.sum().item())
+
+
+def test_a_checkpoint_stored_in_fp16_trains_in_fp32(tmp_path):
+    """The shipped default is fp16 on disk; continuing it must not update fp16 weights."""
+    folder = tiny_models.save_union_checkpoint(tmp_path / "fp16", normalization=ROC_STORIES.to_dict())
+    BertForSequenceClassification.from_pretrained(folder).half().save_pretrained(folder)
+    with safe_open(str(folder / "model.safetensors"), "pt") as stored:
+        assert {stored.get_tensor(name).dtype for name in stored.keys()} == {torch.float16}
+    model = load_union_model(str(folder), reconstruction_weight=0.0, model_type="bert")
+    assert {parameter.dtype for parameter in model.parameters()} == {torch.float32}
