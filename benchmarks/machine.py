@@ -5,22 +5,18 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
-import platform
 import resource
 import time
 from collections.abc import Callable
 
 import torch
 
+from story_quality.precision import cpu_name
+
 
 def describe_machine() -> str:
     """CPU model, cores, torch threads, GPU: the facts a reader needs to compare figures."""
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_name()
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     return f"{cpu}; {os.cpu_count()} cores; torch {torch.__version__} with {torch.get_num_threads()} threads; {gpu}"
 

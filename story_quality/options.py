@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from story_quality import validation
+from story_quality.precision import PRECISIONS
 
 # What each kind of option takes, as the cards and --help write it.
 KINDS = {
@@ -107,6 +108,15 @@ DEVICE = Option(
     None,
     "where to run: cpu, cuda, cuda:1 ...",
     default_text="the first GPU, else the CPU",
+)
+# The arithmetic: both metrics take it alike (story_quality.precision).
+PRECISION = Option(
+    "precision",
+    "choice",
+    "fp32",
+    "the arithmetic: fp32, or bf16 autocast on GPUs with bf16 and CPUs with AMX or AVX-512 BF16 "
+    "(faster; scores move slightly; refused on other hardware); the signature records it",
+    choices=PRECISIONS,
 )
 
 

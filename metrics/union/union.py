@@ -50,6 +50,9 @@ Args:
     rescale (`str`, optional): "human-roc" or "human-wp" also returns each story's percentile
         among the held-back human stories of that domain, scored by the same checkpoint (a table
         shipped with "default"; another checkpoint has none and is refused). Default None.
+    precision (`str`): "fp32" (default) or "bf16": bf16 autocast, faster on GPUs with bf16 and
+        CPUs with AMX or AVX-512 BF16 (refused on other hardware); scores move slightly and the
+        signature says "bf16-autocast".
 
 Returns:
     scores (`list` of `float`): P(human-written) for each story, in input order, in [0, 1];
@@ -126,9 +129,16 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
         max_length: int | None = None,
         long_stories: str | None = None,
         rescale: str | None = None,
+        precision: str = "fp32",
     ) -> dict:
         result = self.scorer.score(
-            predictions, batch_size, device, max_length=max_length, long_stories=long_stories, rescale=rescale
+            predictions,
+            batch_size,
+            device,
+            max_length=max_length,
+            long_stories=long_stories,
+            rescale=rescale,
+            precision=precision,
         )
         return result.as_dict()
 

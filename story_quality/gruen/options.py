@@ -7,7 +7,7 @@ metric card's option table all read :data:`GRUEN_OPTIONS` (see ``story_quality.o
 from __future__ import annotations
 
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, COLA_REVISION, LM_CHECKPOINT, SOP_CHECKPOINT
-from story_quality.options import DEVICE, Option, OptionSpec
+from story_quality.options import DEVICE, PRECISION, Option, OptionSpec
 
 DEFAULT_BATCH_SIZE = 32
 # How the masked LM's fluency term is computed: the release's unmasked pass, or the paper's
@@ -63,5 +63,6 @@ GRUEN_OPTIONS = OptionSpec(
             "sequences per forward pass (masked copies with pll); scores do not depend on it",
         ),
         DEVICE,
+        PRECISION,
     ),
 )

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import torch
 
+from story_quality import precision as arithmetic
 from story_quality import validation
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
 from story_quality.gruen.model_loading import ModelCache
@@ -101,7 +102,7 @@ class GruenScorer:
         )
         return self if (other.lm, other.cola, other.sop) == (self.lm, self.cola, self.sop) else other
 
-    def signature(self, coherence: bool, lm_scoring: str) -> str:
+    def signature(self, coherence: bool, lm_scoring: str, precision: str = "fp32") -> str:
         """What made the scores: each model with its revision or weights' sha256, and the settings."""
         models = [("lm", self.lm), ("cola", self.cola)] + ([("sop", self.sop)] if coherence else [])
         return signature(
@@ -112,7 +113,7 @@ class GruenScorer:
             ),
             f"lm_scoring:{lm_scoring}",
             f"coherence:{'on' if coherence else 'off'}",
-            "fp32",
+            arithmetic.SIGNATURE_LABELS[precision],
         )
 
     def score(
@@ -122,6 +123,7 @@ class GruenScorer:
         lm_scoring: str = "reference",
         batch_size: int = DEFAULT_BATCH_SIZE,
         device: str | int | torch.device | None = None,
+        precision: str = "fp32",
     ) -> GruenResult:
         """Each text's GRUEN score and aspects; every option and text is checked before any work.
 
@@ -129,7 +131,8 @@ class GruenScorer:
         texts all score 0 loads no model.
         """
         given = {"coherence": coherence, "lm_scoring": lm_scoring, "batch_size": batch_size}
-        checked = GRUEN_OPTIONS.check({**given, "device": device})
+        checked = GRUEN_OPTIONS.check({**given, "device": device, "precision": precision})
+        arithmetic.check_precision(checked["precision"], checked["device"])
         # Strings only (blank ones score 0); a lone surrogate is not text.
         texts = validation.check_texts(texts, surrogates=False, allow_blank=True)
         split = [text_to_sentences(text if validation.has_word(text) else "") for text in texts]
@@ -137,7 +140,9 @@ class GruenScorer:
             lm_tokenizer = self.models.get("lm", *self.lm, checked["device"]).tokenizer
             shares = validation.unknown_shares(lm_tokenizer, texts)
             validation.warn_unread_texts(texts, shares)
-        aspects = AspectScorer(self.models, checked["device"], checked["batch_size"]).score(
+        aspects = AspectScorer(
+            self.models, checked["device"], checked["batch_size"], checked["precision"]
+        ).score(
             split,
             lm=self.lm,
             cola=self.cola,
@@ -150,5 +155,5 @@ class GruenScorer:
             redundancy=aspects["redundancy"],
             focus=aspects["focus"],
             coherence=aspects["coherence"],
-            signature=self.signature(checked["coherence"], checked["lm_scoring"]),
+            signature=self.signature(checked["coherence"], checked["lm_scoring"], checked["precision"]),
         )

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import torch
 
+from story_quality.precision import autocast
+
 from .coherence import coherence_scores
 from .focus import content_pieces, focus_score
 from .grammaticality import cola_scores, grammaticality_score, pll_nll_scores, reference_lm_scores
@@ -37,8 +39,11 @@ def per_text_means(values: Sequence[float], texts: Sequence[Sequence[str]]) -> l
 class AspectScorer:
     """The aspects of already split texts, each model taken from a cache (loaded on first use)."""
 
-    def __init__(self, cache: ModelCache, device: torch.device, batch_size: int) -> None:
+    def __init__(
+        self, cache: ModelCache, device: torch.device, batch_size: int, precision: str = "fp32"
+    ) -> None:
         self.cache, self.device, self.batch_size = cache, device, batch_size
+        self.precision = precision  # the models' forward passes run in it; focus reads weights only
 
     def score(
         self,
@@ -55,16 +60,19 @@ class AspectScorer:
         if flat:
             lm_model = self.cache.get("lm", *lm, self.device)
             lm_fn = reference_lm_scores if lm_scoring == "reference" else pll_nll_scores
-            lm_values = per_text_means(lm_fn(lm_model, flat, self.batch_size), texts)
             cola_model = self.cache.get("cola", *cola, self.device)
-            cola_values = per_text_means(cola_scores(cola_model, flat, self.batch_size), texts)
+            with autocast(self.precision, self.device):
+                lm_values = per_text_means(lm_fn(lm_model, flat, self.batch_size), texts)
+                cola_values = per_text_means(cola_scores(cola_model, flat, self.batch_size), texts)
             focus = self._focus(lm_model, flat, texts)
             for t, (lm_value, cola_value) in enumerate(zip(lm_values, cola_values, strict=True)):
                 if lm_value is not None:
                     grammar[t] = grammaticality_score(lm_value, cola_value)
                     redundancy[t] = redundancy_score(texts[t])
             if sop:
-                coherence = coherence_scores(self.cache.get("sop", *sop, self.device), texts, self.batch_size)
+                sop_model = self.cache.get("sop", *sop, self.device)
+                with autocast(self.precision, self.device):
+                    coherence = coherence_scores(sop_model, texts, self.batch_size)
         final = [
             min(1.0, max(0.0, g + r + f + (c or 0.0))) if sentences else 0.0
             for sentences, g, r, f, c in zip(texts, grammar, redundancy, focus, coherence, strict=True)

@@ -32,14 +32,15 @@ from typing import Any
 
 import numpy as np
 
+from story_quality.precision import SIGNATURE_LABELS
 from story_quality.signature import weights_sha256
 
 RESCALES = {"human-roc": "roc", "human-wp": "wp"}
 TABLE_FOLDER = pathlib.Path(__file__).with_name("human_reference")
 # Signature parts that may differ between a table and a call: the package version and the
-# arithmetic precision (fp32 on a CPU, bf16 autocast on a GPU) leave a checkpoint's reading alone.
+# arithmetic precision (fp32, or bf16 autocast when asked) leave a checkpoint's reading alone.
 _VERSION_PREFIX = "v"
-_PRECISIONS = ("fp32", "bf16-autocast")
+_PRECISIONS = tuple(SIGNATURE_LABELS.values())
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from story_quality.options import DEVICE, Option, OptionSpec
+from story_quality.options import DEVICE, PRECISION, Option, OptionSpec
 from story_quality.union.human_scale import RESCALES
 from story_quality.union.scoring import MIN_WINDOW
 from story_quality.union.windows import CONFIG_KEY, LONG_STORIES
@@ -65,5 +65,6 @@ UNION_OPTIONS = OptionSpec(
             choices=tuple(RESCALES),
             default_text="None: no percentiles",
         ),
+        PRECISION,
     ),
 )

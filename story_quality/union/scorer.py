@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from story_quality import precision as arithmetic
 from story_quality import validation
 from story_quality.batching import progress
 from story_quality.model_positions import model_window
@@ -64,6 +65,7 @@ class Reading:
     window: int
     long_stories: str
     rescale: str | None
+    precision: str
 
 
 class UnionScorer:
@@ -98,6 +100,7 @@ class UnionScorer:
             window=model_window(self.tokenizer, self.model.config, window),
             long_stories=checked["long_stories"] or self.long_stories,
             rescale=checked["rescale"],
+            precision=arithmetic.check_precision(checked["precision"], checked["device"]),
         )
 
     def signature(self, reading: Reading) -> str:
@@ -108,7 +111,7 @@ class UnionScorer:
             f"norm:{normalization_label(self.normalization.to_dict())}",
             f"window:{reading.window}",
             f"long:{reading.long_stories}",
-            "bf16-autocast" if reading.device.type == "cuda" else "fp32",
+            arithmetic.SIGNATURE_LABELS[reading.precision],
         )
 
     def score(
@@ -119,11 +122,13 @@ class UnionScorer:
         max_length: int | None = None,
         long_stories: str | None = None,
         rescale: str | None = None,
+        precision: str = "fp32",
     ) -> UnionResult:
         """P(human-written) of each text; every text and option is checked before any work."""
         texts = validation.check_texts(texts)
         options = {"batch_size": batch_size, "device": device, "max_length": max_length}
-        reading = self.reading({**options, "long_stories": long_stories, "rescale": rescale})
+        given = {"long_stories": long_stories, "rescale": rescale, "precision": precision}
+        reading = self.reading({**options, **given})
         made_by = self.signature(reading)
         human = None
         if reading.rescale is not None:  # the table is checked before any story is read
@@ -160,6 +165,7 @@ class UnionScorer:
             pad_id=self.tokenizer.pad_token_id,
             batch_size=reading.batch_size,
             device=reading.device,
+            precision=reading.precision,
             progress=lambda batches: progress(batches, desc="UNION", unit="batch"),
         )
         return story_means(window_scores, encoded, len(texts))

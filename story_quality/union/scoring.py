@@ -10,13 +10,13 @@ kept, so memory follows the window, not the length of the stories.
 from __future__ import annotations
 
 import array
-import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
 
 import torch
 
 from story_quality.batching import length_sorted_batches, pad_batch
+from story_quality.precision import autocast
 
 # The narrowest window scoring and training accept: a shorter one leaves the classifier too little
 # of any story to tell one from another.
@@ -111,14 +111,6 @@ def encode(
     return Encoded(input_ids=ids, truncated=truncated, max_length=max_length)
 
 
-def autocast_for(device: torch.device) -> contextlib.AbstractContextManager:
-    """bf16 (fp16 where bf16 is unsupported) autocast on a GPU; full precision elsewhere."""
-    if device.type != "cuda":
-        return contextlib.nullcontext()
-    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return torch.autocast(device_type="cuda", dtype=dtype)
-
-
 def class_probabilities(
     logits_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     encoded: Encoded,
@@ -126,17 +118,18 @@ def class_probabilities(
     pad_id: int,
     batch_size: int,
     device: torch.device,
+    precision: str = "fp32",
     progress=None,
 ) -> list[float]:
     """P(label) for every encoded text, in input order.
 
-    ``logits_fn(input_ids, attention_mask)`` returns the classifier's logits; ``progress``
-    wraps the batch iterator.
+    ``logits_fn(input_ids, attention_mask)`` returns the classifier's logits, run in ``precision``
+    (:mod:`story_quality.precision`); ``progress`` wraps the batch iterator.
     """
     lengths = [len(r) for r in encoded.input_ids]
     batches = list(length_sorted_batches(lengths, batch_size))
     scores = [0.0] * len(lengths)
-    with torch.inference_mode(), autocast_for(device):
+    with torch.inference_mode(), autocast(precision, device):
         for batch in progress(batches) if progress else batches:
             input_ids, attention_mask = pad_batch([encoded.input_ids[i] for i in batch], pad_id, device)
             logits = logits_fn(input_ids, attention_mask).float()

@@ -10,7 +10,7 @@ import pytest
 import torch
 from gruen_models import save_all
 
-from story_quality import metric_path
+from story_quality import metric_path, precision
 from story_quality.gruen import GruenScorer
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, COLA_REVISION
 
@@ -67,3 +67,23 @@ def test_model_names_and_options_are_checked(paths):
         scorer.score(TEXTS, coherence="false")
     with pytest.raises(ValueError, match="lm_scoring must be one of"):
         scorer.score(TEXTS, lm_scoring="masked")
+
+
+def test_bf16_runs_all_three_models_in_autocast_and_says_so(paths, monkeypatch):
+    scorer = GruenScorer(**paths)
+    exact = scorer.score(TEXTS, coherence=True)
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
+    fast = scorer.score(TEXTS, coherence=True, precision="bf16")
+    assert fast.signature == exact.signature.replace("|fp32", "|bf16-autocast")
+    assert fast.redundancy == exact.redundancy and fast.focus == exact.focus  # no model products
+    moved = [
+        a != b
+        for a, b in zip(
+            fast.grammaticality + fast.coherence, exact.grammaticality + exact.coherence, strict=True
+        )
+    ]
+    assert any(moved[:3]) and any(moved[4:7])  # grammaticality (LM, CoLA) and sentence order
+    assert fast.scores == pytest.approx(exact.scores, abs=0.05)
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: False)
+    with pytest.raises(ValueError, match='precision="bf16" is refused'):
+        scorer.score(TEXTS, precision="bf16")

@@ -17,7 +17,7 @@ import pytest
 from gruen_models import save_all
 from tiny_models import save_union_checkpoint
 
-from story_quality import cli, output_files, process_group
+from story_quality import cli, output_files, precision, process_group
 from story_quality.union.story_text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -170,6 +170,18 @@ def test_long_stories_reaches_the_metric_and_its_signature(tmp_path, checkpoint)
     rows = read_output(output)
     assert [row["union"] for row in rows] == pytest.approx(windowed["scores"], abs=1e-6)
     assert rows[0]["signature"] == windowed["signature"] and "|long:windows|" in windowed["signature"]
+
+
+def test_precision_reaches_the_metric_and_its_signature(tmp_path, checkpoint, monkeypatch):
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
+    source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
+    assert run_cli(*union_args(source, output, checkpoint), "--precision", "bf16") == 0
+    fast = evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint)).compute(
+        predictions=STORIES, precision="bf16"
+    )
+    rows = read_output(output)
+    assert [row["union"] for row in rows] == pytest.approx(fast["scores"], abs=1e-6)
+    assert rows[0]["signature"] == fast["signature"] and fast["signature"].endswith("|bf16-autocast")
 
 
 def files_under(folder: pathlib.Path) -> dict[str, bytes]:

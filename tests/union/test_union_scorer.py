@@ -9,7 +9,7 @@ import evaluate
 import pytest
 from tiny_models import save_union_checkpoint
 
-from story_quality import metric_path
+from story_quality import metric_path, precision
 from story_quality.union import UnionResult, UnionScorer
 from story_quality.union.story_text import ROC_STORIES
 
@@ -69,6 +69,7 @@ def test_a_result_without_texts_has_no_mean_and_percentiles_only_with_rescale(sc
         ({"long_stories": "tail"}, ValueError, r"long_stories must be one of \['head', 'windows'\]"),
         ({"rescale": "human"}, ValueError, "rescale must be one of"),
         ({"device": "gpu"}, ValueError, "device 'gpu' is not a device name"),
+        ({"precision": "fp16"}, ValueError, r"precision must be one of \['fp32', 'bf16'\]"),
     ],
 )
 def test_bad_options_are_refused_naming_them_before_any_story_is_read(
@@ -101,3 +102,21 @@ def test_warnings_point_at_the_callers_line_either_way_in(checkpoint, scorer, th
     messages = {str(w.message).split(":")[0][:40]: w.filename for w in record}
     assert len(messages) == 2, messages  # the truncation warning and the unread-text warning
     assert set(messages.values()) == {__file__}
+
+
+def test_bf16_is_autocast_recorded_in_the_signature_and_fp32_is_the_default(checkpoint, scorer, monkeypatch):
+    exact = scorer.score(STORIES)
+    assert scorer.score(STORIES, precision="fp32") == exact and exact.signature.endswith("|fp32")
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
+    metric = evaluate.load(metric_path("union"), str(checkpoint))
+    fast = metric.compute(predictions=STORIES, precision="bf16")
+    assert fast["signature"] == exact.signature.replace("|fp32", "|bf16-autocast")
+    assert fast["scores"] != exact.scores  # bf16 products round differently ...
+    assert fast["scores"] == pytest.approx(exact.scores, abs=0.02)  # ... and only a little
+
+
+def test_a_cpu_without_bf16_refuses_it_before_any_story_is_read(scorer, monkeypatch):
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: False)
+    monkeypatch.setattr(scorer, "logits_fn", lambda *args: pytest.fail("a story was scored"))
+    with pytest.raises(ValueError, match=r'precision="bf16" is refused: this CPU \('):
+        scorer.score(STORIES, precision="bf16")

@@ -187,7 +187,6 @@ def train_lm(
     from transformers import GPT2Config, GPT2LMHeadModel
 
     from story_quality.batching import progress
-    from story_quality.union.scoring import autocast_for
 
     blocks = torch.tensor(windows(texts, vocabulary, options.seed))
     held = max(1, len(blocks) // 50)
@@ -221,7 +220,7 @@ def train_lm(
 
     def valid_loss() -> float:
         model.eval()
-        with torch.no_grad(), autocast_for(torch.device(options.device)):
+        with torch.no_grad(), lm_training_precision(options.device):
             losses = [
                 model(input_ids=b, labels=b).loss.item() for b in batches(valid, torch.arange(len(valid)))
             ]
@@ -272,8 +271,6 @@ def sample(
     a 3-gram, their prefix included. Specials are never drawn."""
     import torch
 
-    from story_quality.union.scoring import autocast_for
-
     rows = len(prefixes)
     ids, mask = left_padded(prefixes, options.device)
     seen = trigram_tables(prefixes)
@@ -288,7 +285,7 @@ def sample(
         positions = (mask.cumsum(-1) - 1).clamp(min=0, max=BLOCK - 1)
         if past is not None:  # the words before are cached: read only the newest
             ids, positions = ids[:, -1:], positions[:, -1:]
-        with torch.no_grad(), autocast_for(torch.device(options.device)):
+        with torch.no_grad(), lm_training_precision(options.device):
             output = model.transformer(
                 input_ids=ids,
                 attention_mask=mask,

@@ -1,0 +1,64 @@
+"""The arithmetic a metric scores in: ``fp32`` (the default) or ``bf16`` autocast where the hardware has it.
+
+bf16 autocast runs the matrix products in bfloat16 and keeps the rest (normalisation, softmax,
+the scores) in fp32. It is offered where bf16 products run natively: GPUs with bf16 arithmetic
+and CPUs with AMX or AVX-512 BF16. Elsewhere bf16 is emulated, many times slower than fp32, so
+it is refused by name. The signature records the precision a score was computed in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+
+import torch
+
+PRECISIONS = ("fp32", "bf16")
+# How each precision is written in a signature (``bf16-autocast`` is what GPU scores always said).
+SIGNATURE_LABELS = {"fp32": "fp32", "bf16": "bf16-autocast"}
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` says)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def cpu_has_bf16() -> bool:
+    """True when this CPU multiplies bf16 natively (AMX tiles or AVX-512 BF16), as torch detects it."""
+    checks = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
+    return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
+
+
+def bf16_refusal(device: torch.device) -> str | None:
+    """Why ``device`` cannot score in bf16 (None: it can)."""
+    if device.type == "cuda":
+        if torch.cuda.is_bf16_supported(including_emulation=False):
+            return None
+        return f"the GPU {torch.cuda.get_device_name(device)} has no bf16 arithmetic"
+    if device.type == "cpu":
+        if cpu_has_bf16():
+            return None
+        return (
+            f"this CPU ({cpu_name()}) has neither AMX nor AVX-512 BF16, so bf16 would be emulated, "
+            "many times slower than fp32"
+        )
+    return f"bf16 scoring is offered on CPUs and CUDA GPUs, not on {device.type}"
+
+
+def check_precision(precision: str, device: torch.device) -> str:
+    """``precision`` (already one of :data:`PRECISIONS`) if ``device`` can compute in it, else the error."""
+    reason = bf16_refusal(device) if precision == "bf16" else None
+    if reason is not None:
+        raise ValueError(f'precision="bf16" is refused: {reason}. Use precision="fp32" (the default).')
+    return precision
+
+
+def autocast(precision: str, device: torch.device) -> contextlib.AbstractContextManager:
+    """The context a forward pass runs in: nothing for fp32, bf16 autocast on ``device`` for bf16."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
