@@ -6,6 +6,8 @@ that says what is expected, never deep inside a tokenizer or torch.
 
 from __future__ import annotations
 
+import collections
+import functools
 import numbers
 import unicodedata
 import warnings
@@ -53,9 +55,17 @@ def mostly_non_latin(text: str) -> bool:
     >>> mostly_non_latin("\u4ed6\u53bb\u4e86\u5546\u5e97\u3002 OK."), mostly_non_latin("Caf\u00e9 cr\u00e8me")
     (True, False)
     """
-    letters = [c for c in text if c.isalpha()]
-    foreign = sum(not unicodedata.name(c, "").startswith("LATIN") for c in letters)
-    return 2 * foreign > len(letters)
+    if text.isascii():  # every ASCII letter is Latin
+        return False
+    counts = collections.Counter(text)
+    letters = sum(n for c, n in counts.items() if c.isalpha())
+    foreign = sum(n for c, n in counts.items() if c.isalpha() and not _is_latin(c))
+    return 2 * foreign > letters
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_latin(letter: str) -> bool:
+    return unicodedata.name(letter, "").startswith("LATIN")
 
 
 # A text with more than this share of its word pieces unknown to the vocabulary is mostly unread.

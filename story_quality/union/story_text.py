@@ -111,14 +111,57 @@ def plain_typography(text: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _sentence_splitter() -> PunktSentenceTokenizer:
+    """An untrained Punkt model with :data:`ABBREVIATIONS`; its two per-text patterns run on ``re``
+    (:func:`stdlib_pattern`), kept on this splitter's own language settings, not NLTK's classes."""
     params = PunktParameters()
     params.abbrev_types = set(ABBREVIATIONS)
-    return PunktSentenceTokenizer(params)
+    splitter = PunktSentenceTokenizer(params)
+    language = splitter._lang_vars
+    language._re_word_tokenizer = stdlib_pattern(language._word_tokenizer_re())
+    language._re_period_context = stdlib_pattern(language.period_context_re())
+    return splitter
+
+
+# Flags a stdlib pattern takes over from NLTK's (the ``regex`` engine shares their values).
+_PORTABLE_FLAGS = int(re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.UNICODE)
+
+
+def stdlib_pattern(pattern: Any) -> re.Pattern:
+    """One of NLTK's own fixed patterns compiled by the standard ``re`` engine.
+
+    NLTK routes every pattern through ``nltk.redos``: the ``regex`` engine under a timeout, a
+    guard against caller-supplied patterns that made the Treebank tokenizer the slowest step of
+    scoring. Its built-in patterns are fixed and linear, and ``re`` is the engine they were
+    written for, so they are compiled with it. Tests compare the result with NLTK's own.
+    """
+    if int(pattern.flags) & ~_PORTABLE_FLAGS & ~0x2000:  # 0x2000: regex's VERSION0, re's own behaviour
+        raise ValueError(f"NLTK pattern {pattern.pattern!r} has flags re does not take: {pattern.flags:#x}")
+    return re.compile(pattern.pattern, pattern.flags & _PORTABLE_FLAGS)
+
+
+def _stdlib_rules(rules: Any) -> Any:
+    """A Treebank rule (a pattern, a (pattern, replacement) pair, or a list of them) with stdlib patterns."""
+    if isinstance(rules, list):
+        return [_stdlib_rules(rule) for rule in rules]
+    if isinstance(rules, tuple):
+        return (stdlib_pattern(rules[0]), *rules[1:])
+    return stdlib_pattern(rules)
+
+
+# The rule tables TreebankWordTokenizer.tokenize reads from ``self``.
+_TREEBANK_RULES = (
+    "STARTING_QUOTES", "PUNCTUATION", "PARENS_BRACKETS", "CONVERT_PARENTHESES", "DOUBLE_DASHES",
+    "ENDING_QUOTES", "CONTRACTIONS2", "CONTRACTIONS3",
+)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=1)
 def _word_tokenizer() -> TreebankWordTokenizer:
-    return TreebankWordTokenizer()
+    """NLTK's Treebank tokenizer, its rules compiled by ``re`` (:func:`stdlib_pattern`)."""
+    tokenizer = TreebankWordTokenizer()
+    for name in _TREEBANK_RULES:
+        setattr(tokenizer, name, _stdlib_rules(getattr(tokenizer, name)))
+    return tokenizer
 
 
 def split_sentences(text: str) -> list[str]:

@@ -23,7 +23,7 @@ from gruen_models import save_all
 from tiny_models import bert_config, save_union_checkpoint, tokenizer
 
 from story_quality.union.story_text import ROC_STORIES
-from story_quality.validation import check_device, check_flag, check_texts, is_blank
+from story_quality.validation import check_device, check_flag, check_texts, is_blank, mostly_non_latin
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 STORY = "Ken went to the store. He bought milk. He went home happy."
@@ -296,3 +296,19 @@ def test_gruen_s_unread_warning_points_at_the_callers_line(gruen, gruen_paths):
         )
     unread = [w.filename for w in record if "mostly unread" in str(w.message)]
     assert unread and set(unread) == {__file__}
+
+
+def test_mostly_non_latin_counts_every_letter_as_a_character_by_character_reading_does():
+    import random
+    import unicodedata
+
+    def by_characters(text: str) -> bool:
+        letters = [c for c in text if c.isalpha()]
+        return 2 * sum(not unicodedata.name(c, "").startswith("LATIN") for c in letters) > len(letters)
+
+    rng = random.Random(0)
+    alphabet = "ab .\u00e9\u00df\u4ed6\u53bb\u0416\u0443\u03b1\u0661\U0001f600\u0300"
+    texts = ["", "...", "plain ascii", "\u4ed6\u53bb ab", "\u4ed6 abc"]
+    texts += ["".join(rng.choices(alphabet, k=rng.randint(1, 12))) for _ in range(500)]
+    assert [mostly_non_latin(t) for t in texts] == [by_characters(t) for t in texts]
+    assert any(mostly_non_latin(t) for t in texts) and not all(mostly_non_latin(t) for t in texts)

@@ -92,3 +92,49 @@ def test_normalisation_is_idempotent_on_mixed_text():
     for text in (RAW, RAW.lower(), "Hi, said Kelly\u2026 then she left"):
         once = ROC_STORIES(text)
         assert ROC_STORIES(once) == once
+
+
+TREEBANK_CASES = [
+    "Good muffins cost $3.88 (roughly 3,36 euros)\nin New York.  Please buy me\ntwo of them.\nThanks.",
+    "\"I can't,\" she said -- 'we won't go'... [MALE] gonna wanna lemme do it?!",
+    "He said ``hi'' and left; it's 5:30 (or [so]) {maybe} <now> & then... cannot, d'ye, 'tis, 'twas.",
+    "Tom's dog--the big one--ran off; Mary\u2019s cat didn\u2019t! \u201cWell,\u201d she said, \u00abfine\u00bb.",
+    "caf\u00e9 na\u00efve \u4ed6\u53bb\u4e86 \u0416\u0443\u043a. Don't YOU DARE!!! 'Quoted' \"twice\" ''odd'' `tick`",
+]
+
+
+@pytest.mark.parametrize("text", TREEBANK_CASES)
+def test_the_stdlib_treebank_tokenizer_is_nltks_own(text):
+    from nltk.tokenize import TreebankWordTokenizer
+
+    from story_quality.union.story_text import _word_tokenizer
+
+    nltk_own = TreebankWordTokenizer()
+    assert _word_tokenizer().tokenize(text) == nltk_own.tokenize(text)
+    assert _word_tokenizer().tokenize(text, convert_parentheses=True) == nltk_own.tokenize(
+        text, convert_parentheses=True
+    )
+
+
+def test_a_pattern_with_flags_re_lacks_is_refused():
+    import regex
+
+    from story_quality.union.story_text import stdlib_pattern
+
+    assert stdlib_pattern(regex.compile(r"a+", regex.IGNORECASE)).match("AA").group(0) == "AA"
+    with pytest.raises(ValueError, match="flags re does not take"):
+        stdlib_pattern(regex.compile(r"a+", regex.BESTMATCH))
+
+
+@pytest.mark.parametrize("text", TREEBANK_CASES)
+def test_the_stdlib_sentence_splitter_is_nltks_own(text):
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+    from story_quality.union.story_text import ABBREVIATIONS, _sentence_splitter
+
+    params = PunktParameters()
+    params.abbrev_types = set(ABBREVIATIONS)
+    nltk_own = PunktSentenceTokenizer(params)
+    text += " Mr. Smith met Dr. Who at 5 p.m. on Jan. 3. He left... Then?! 'Yes.' (No.) Done"
+    assert _sentence_splitter().tokenize(text) == nltk_own.tokenize(text)
+    assert type(nltk_own._lang_vars._word_tokenizer_re()).__name__ == "TimedPattern"  # NLTK's untouched
