@@ -15,9 +15,12 @@ Each procedure runs in its own process so its peak resident memory can be report
 
 The ceiling: each metric procedure runs once more under ``torch.utils.flop_counter`` and its
 counted FLOPs, divided by this machine's measured matmul peak, give the fastest it could
-possibly run; the release's time over that is the largest speed-up exact arithmetic allows here.
+possibly run; the release's time over that is the largest speed-up exact arithmetic allows here,
+and each procedure's share of its ceiling is that floor over its time. Where the CPU multiplies
+bf16 natively (AMX or AVX-512 BF16), ``reference`` mode also runs with ``precision="bf16"``: its
+share of the bf16 matmul peak and how far its scores move from fp32's.
 
-    python benchmarks/bench_gruen.py --stories /path/to/stories.txt --texts 200
+    python -m benchmarks.bench_gruen --stories /path/to/stories.txt --texts 200
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import torch
 from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality import metric_path  # noqa: E402
+from story_quality.precision import bf16_refusal  # noqa: E402
 
 SHARED_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 
@@ -127,14 +131,19 @@ def release_procedure(texts: list[str], models: dict[str, str]) -> list[float]:
 
 
 def metric_procedure(
-    texts: list[str], models: dict[str, str], lm_scoring: str, batch_size: int
+    texts: list[str], models: dict[str, str], lm_scoring: str, batch_size: int, precision: str = "fp32"
 ) -> list[float]:
     import evaluate
 
     evaluate.utils.logging.disable_progress_bar()
     metric = evaluate.load(metric_path("gruen"))
     result = metric.compute(
-        predictions=texts, lm_scoring=lm_scoring, batch_size=batch_size, device="cpu", **models
+        predictions=texts,
+        lm_scoring=lm_scoring,
+        batch_size=batch_size,
+        device="cpu",
+        precision=precision,
+        **models,
     )
     # The release re-creation has no focus term: compare the parts both compute.
     return [
@@ -233,6 +242,11 @@ def main() -> None:
         pll_flops = run_isolated(
             "batched_pll", texts[: args.pll_texts], models, args.batch_size, count_flops=True
         )
+        bf16 = (
+            None
+            if bf16_refusal(torch.device("cpu"))
+            else run_isolated("metric_procedure", texts, models, "reference", args.batch_size, "bf16")
+        )
     peak = matmul_peak_flops(torch.device("cpu"))
     gap = max(abs(a - b) for a, b in zip(release["result"], ours["result"], strict=True))
     pll_gap = max(abs(a - b) for a, b in zip(slow_pll["result"], fast_pll["result"], strict=True))
@@ -257,7 +271,19 @@ def main() -> None:
         "batched_pll_gflop": pll_flops / 1e9,
         "batched_pll_floor_seconds": pll_flops / peak,
         "pll_speedup_ceiling": slow_pll["seconds"] * peak / pll_flops,
+        "reference_share_of_ceiling": ours_flops / peak / ours["seconds"],
+        "pll_share_of_ceiling": pll_flops / peak / fast_pll["seconds"],
     }
+    if bf16 is not None:  # bf16 autocast where the CPU multiplies bf16 natively
+        bf16_peak = matmul_peak_flops(torch.device("cpu"), torch.bfloat16)
+        moved = [abs(a - b) for a, b in zip(bf16["result"], ours["result"], strict=True)]
+        figures |= {
+            "bf16_matmul_peak_gflops": bf16_peak / 1e9,
+            "metric_reference_bf16_seconds": bf16["seconds"],
+            "metric_reference_bf16_share_of_bf16_peak": ours_flops / bf16_peak / bf16["seconds"],
+            "bf16_max_score_difference_vs_fp32": max(moved),
+            "bf16_mean_score_difference_vs_fp32": sum(moved) / len(moved),
+        }
     for key, value in figures.items():
         print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
     if args.output:

