@@ -52,6 +52,7 @@ from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
 from story_quality.annotations import read_annotations  # noqa: E402
 from story_quality.meta_evaluation import METHODS, correlate  # noqa: E402
+from story_quality.precision import PRECISIONS  # noqa: E402
 from story_quality.training.corpora import writing_prompts_segments, writing_prompts_text  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
@@ -250,17 +251,20 @@ def kept_scores(path: pathlib.Path) -> SetScorer:
     return read
 
 
-def member_scorer(spec: str, batch_size: int, max_length: int | None, long_stories: str | None) -> SetScorer:
+def member_scorer(
+    spec: str, batch_size: int, max_length: int | None, long_stories: str | None, precision: str = "fp32"
+) -> SetScorer:
     """A checkpoint's scores for a set, or the scores a ``.json`` file kept for it; a checkpoint is
     loaded now and the options checked against it (its window), before any text is scored."""
     if is_kept_scores(spec):
         return kept_scores(pathlib.Path(spec))
     scorer = load_union(spec)
-    options = {"batch_size": batch_size, "device": None, "max_length": max_length}
-    scorer.reading({**options, "long_stories": long_stories, "rescale": None})
+    options = {"batch_size": batch_size, "max_length": max_length, "long_stories": long_stories}
+    options["precision"] = precision
+    scorer.reading({**options, "device": None, "rescale": None})
 
     def score(key: str, texts: list[str]) -> np.ndarray:
-        scored = scorer.score(texts, batch_size, max_length=max_length, long_stories=long_stories)
+        scored = scorer.score(texts, **options)
         return np.asarray(scored.scores, dtype=float)
 
     return score
@@ -275,6 +279,7 @@ def evaluate_checkpoint(
     long_stories: str | None = None,
     kept: dict[str, dict] | None = None,
     loaded: Mapping[str, SetScorer] | None = None,
+    precision: str = "fp32",
 ) -> dict[str, dict[str, float]]:
     """One checkpoint's figures; for several, the figures of the mean of their scores, text by text.
 
@@ -285,7 +290,8 @@ def evaluate_checkpoint(
     members = [checkpoint] if isinstance(checkpoint, str) else list(checkpoint)
     loaded = loaded or {}
     scorers = [
-        loaded[m] if m in loaded else member_scorer(m, batch_size, max_length, long_stories) for m in members
+        loaded[m] if m in loaded else member_scorer(m, batch_size, max_length, long_stories, precision)
+        for m in members
     ]
 
     def scores(key: str, texts: list[str]) -> np.ndarray:
@@ -415,7 +421,9 @@ def load_members(
     loaded: dict[str, SetScorer] = {}
     for member in dict.fromkeys(members):
         try:
-            loaded[member] = member_scorer(member, args.batch_size, args.max_length, args.long_stories)
+            loaded[member] = member_scorer(
+                member, args.batch_size, args.max_length, args.long_stories, args.precision
+            )
         except (OSError, ValueError) as error:
             parser.error(f"{member}: {error}")
     return loaded
@@ -449,6 +457,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="how stories longer than the window are read (default: what each checkpoint records)",
     )
     parser.add_argument("--batch-size", type=int, default=32, help="scoring batch size (default: 32)")
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="fp32",
+        help="the arithmetic: fp32, or bf16 autocast where the hardware has it (default: fp32)",
+    )
     parser.add_argument("--report", type=pathlib.Path, help="also write the markdown report here")
     parser.add_argument("--json", type=pathlib.Path, help="also write the figures as JSON here")
     parser.add_argument(
@@ -473,7 +487,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     for row, spec in rows.items():
         kept: dict[str, dict] | None = {} if args.scores_dir else None
         results[row] = evaluate_checkpoint(
-            spec, rated, pairs, args.batch_size, args.max_length, args.long_stories, kept, loaded
+            spec,
+            rated,
+            pairs,
+            args.batch_size,
+            args.max_length,
+            args.long_stories,
+            kept,
+            loaded,
+            args.precision,
         )
         if args.scores_dir:
             args.scores_dir.mkdir(parents=True, exist_ok=True)
@@ -483,6 +505,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         + [f"--mean-of {' '.join(group)}" for group in args.mean_of]
         + ([f"--max-length {args.max_length}"] if args.max_length else [])
         + ([f"--long-stories {args.long_stories}"] if args.long_stories else [])
+        + ([f"--precision {args.precision}"] if args.precision != "fp32" else [])
     )
     report = to_markdown(
         results,

@@ -10,6 +10,7 @@ import pytest
 from tiny_models import save_union_checkpoint
 
 from benchmarks import union_dev_suite
+from story_quality import precision
 from story_quality.meta_evaluation import METHODS, correlate
 from story_quality.union import UnionScorer
 from story_quality.union.story_text import ROC_STORIES
@@ -50,6 +51,16 @@ def test_a_checkpoint_folder_is_scored_on_rated_and_paired_sets(tmp_path, monkey
         },
         abs=1e-9,
     )
+
+
+def test_the_suite_scores_in_the_precision_it_is_given(tmp_path, monkeypatch):
+    checkpoint = save_union_checkpoint(tmp_path / "tiny", normalization=ROC_STORIES.to_dict(), max_length=48)
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
+    for arithmetic in ("fp32", "bf16"):
+        read = union_dev_suite.member_scorer(str(checkpoint), 2, None, None, arithmetic)
+        direct = UnionScorer(str(checkpoint)).score(STORIES, 2, precision=arithmetic).scores
+        assert read("set", STORIES).tolist() == direct
+    assert read("set", STORIES).tolist() != UnionScorer(str(checkpoint)).score(STORIES, 2).scores
 
 
 def test_several_checkpoints_are_scored_by_the_mean_of_their_scores(tmp_path):
