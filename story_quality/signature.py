@@ -1,8 +1,8 @@
 """The signature every score carries: what made the number, so that others can reproduce it.
 
 Like sacrebleu's signature and bert_score's hashcode, one line names the metric, the package
-version, the checkpoint (a Hub id with its revision, or the sha256 of its weights for a local
-or shipped folder) and every setting that changes a score::
+version, the checkpoint (a Hub id with its revision, or for a local or shipped folder the sha256
+of its weights, config and tokenizer files) and every setting that changes a score::
 
     union|v0.3.0|checkpoint:default@sha256:3a4b8eea5c1e|norm:lowercase+replace_names+roc_tokenize|window:200|long:head|fp32
 

@@ -49,7 +49,7 @@ Returns:
     focus (list of float): 0 or -0.1.
     coherence (list of float or None): <= 0 (minus the mean SOP loss); None when coherence=False.
     mean_gruen (float): the same as `gruen_score`, the key earlier versions returned.
-    signature (str): what made the scores (each model with its revision or weights' sha256,
+    signature (str): what made the scores (each model with its revision or the sha256 of its weights, config and tokenizer files,
         lm_scoring, coherence, package version); report it with the numbers.
 Examples:
     >>> gruen = evaluate.load("gruen")  # outside evaluate's own tests: story_quality.metric_path("gruen")

@@ -61,7 +61,7 @@ Returns:
     percentiles (`list` of `float`, with `rescale` only): each story's percentile, 0-100, among
         the human stories of the domain: the share of them scoring lower, ties counted half. A
         place among one set of human stories, not a probability.
-    signature (`str`): what made the scores (checkpoint and its revision or weights' sha256,
+    signature (`str`): what made the scores (checkpoint and its revision or the sha256 of its weights, config and tokenizer files,
         normalisation, window, precision, package version); report it with the numbers.
 
 Examples:

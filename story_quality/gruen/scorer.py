@@ -103,7 +103,7 @@ class GruenScorer:
         return self if (other.lm, other.cola, other.sop) == (self.lm, self.cola, self.sop) else other
 
     def signature(self, coherence: bool, lm_scoring: str, precision: str = "fp32") -> str:
-        """What made the scores: each model with its revision or weights' sha256, and the settings."""
+        """What made the scores: each model with its Hub revision or folder sha256, and the settings."""
         models = [("lm", self.lm), ("cola", self.cola)] + ([("sop", self.sop)] if coherence else [])
         return signature(
             "gruen",
