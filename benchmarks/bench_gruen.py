@@ -207,7 +207,7 @@ def run_isolated(name: str, *args, count_flops: bool = False):
         return pool.apply(_counted_flops if count_flops else _timed, (name, args))
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -221,6 +221,11 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--tokenizer", default=None, help="WordPiece tokenizer to give the random models")
     parser.add_argument("--output", help="write the figures as JSON here")
+    return parser
+
+
+def main() -> None:
+    parser = build_parser()
     args = parser.parse_args()
 
     lines = [line for line in Path(args.stories).read_text().splitlines() if line.strip()]

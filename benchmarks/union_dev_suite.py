@@ -429,7 +429,7 @@ def load_members(
     return loaded
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -471,6 +471,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="also keep every text's score here, one JSON file per row, which --checkpoint and --mean-of "
         "read back in place of a checkpoint (to average checkpoints scored on another machine)",
     )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     rows = table_rows(parser, args)
     members = [m for spec in rows.values() for m in ([spec] if isinstance(spec, str) else spec)]
