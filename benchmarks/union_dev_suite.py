@@ -259,8 +259,12 @@ def member_scorer(
     if is_kept_scores(spec):
         return kept_scores(pathlib.Path(spec))
     scorer = load_union(spec)
-    options = {"batch_size": batch_size, "max_length": max_length, "long_stories": long_stories}
-    options["precision"] = precision
+    options = {
+        "batch_size": batch_size,
+        "max_length": max_length,
+        "long_stories": long_stories,
+        "precision": precision,
+    }
     scorer.reading({**options, "device": None, "rescale": None})
 
     def score(key: str, texts: list[str]) -> np.ndarray:

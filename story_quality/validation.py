@@ -57,10 +57,9 @@ def mostly_non_latin(text: str) -> bool:
     """
     if text.isascii():  # every ASCII letter is Latin
         return False
-    counts = collections.Counter(text)
-    letters = sum(n for c, n in counts.items() if c.isalpha())
-    foreign = sum(n for c, n in counts.items() if c.isalpha() and not _is_latin(c))
-    return 2 * foreign > letters
+    letters = {c: n for c, n in collections.Counter(text).items() if c.isalpha()}
+    foreign = sum(n for c, n in letters.items() if not _is_latin(c))
+    return 2 * foreign > sum(letters.values())
 
 
 @functools.lru_cache(maxsize=4096)
