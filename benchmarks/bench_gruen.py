@@ -78,7 +78,7 @@ def release_procedure(texts: list[str], models: dict[str, str]) -> list[float]:
 
     from transformers import AutoModelForMaskedLM, AutoModelForSequenceClassification, AutoTokenizer
 
-    from story_quality.gruen.preprocessing import text_to_sentences
+    from story_quality.gruen.text import text_to_sentences
 
     texts = [text_to_sentences(t) for t in texts]
     tok = AutoTokenizer.from_pretrained(models["lm_model"])
@@ -155,7 +155,7 @@ def one_mask_at_a_time(texts: list[str], models: dict[str, str]) -> list[float]:
     """Pseudo-log-likelihood the slow way: one forward pass per masked token, full LM head."""
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    from story_quality.gruen.preprocessing import text_to_sentences
+    from story_quality.gruen.text import text_to_sentences
 
     tok = AutoTokenizer.from_pretrained(models["lm_model"])
     lm = AutoModelForMaskedLM.from_pretrained(models["lm_model"]).eval()
@@ -176,8 +176,8 @@ def one_mask_at_a_time(texts: list[str], models: dict[str, str]) -> list[float]:
 
 def batched_pll(texts: list[str], models: dict[str, str], batch_size: int) -> list[float]:
     from story_quality.gruen.grammaticality import pll_nll_scores
-    from story_quality.gruen.model_loading import load_model
-    from story_quality.gruen.preprocessing import text_to_sentences
+    from story_quality.gruen.loading import load_model
+    from story_quality.gruen.text import text_to_sentences
 
     lm = load_model("lm", models["lm_model"], None, torch.device("cpu"))
     return pll_nll_scores(lm, [s for t in texts for s in text_to_sentences(t)], batch_size)

@@ -30,7 +30,7 @@ from story_quality.training.negatives.build import (
 )
 from story_quality.training.negatives.corruptions import CorruptionContext, StoryRandom, corrupt
 from story_quality.training.negatives.lexicon import Lexicon
-from story_quality.union.story_text import ROC_STORIES
+from story_quality.union.text import ROC_STORIES
 
 DEFAULT_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 ROC_TRAIN_STORIES = 90_000

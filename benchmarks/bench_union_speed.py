@@ -39,7 +39,7 @@ from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality import metric_path  # noqa: E402
 from story_quality.precision import PRECISIONS, bf16_refusal  # noqa: E402
 from story_quality.union.bert_classifier_fast_path import supports_fast_path  # noqa: E402
-from story_quality.union.story_text import CONFIG_KEY, ROC_STORIES  # noqa: E402
+from story_quality.union.text import CONFIG_KEY, ROC_STORIES  # noqa: E402
 
 SHARED_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 METRIC = metric_path("union")

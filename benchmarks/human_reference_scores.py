@@ -10,7 +10,7 @@ Scores, through the ``union`` metric with the checkpoint's own settings, the hum
   the development suite builds its WP pairs: the prompt, then about 200 words of the story
   (``writing_prompts_text``; 365 stories),
 
-and writes them to ``story_quality/union/human_reference/<name>.json``, the table behind
+and writes them to ``story_quality/union/human_scale_tables/<name>.json``, the table behind
 ``rescale="human-roc"`` / ``"human-wp"`` and the human rows of ``story-quality compare``
 (``story_quality.union.human_scale``). It prints the table's sha256: pin it in ``TABLES`` of
 ``story_quality/union/human_scale.py``, which refuses a table whose sha256 is not the pinned one.
@@ -32,11 +32,10 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.union_dev_suite import load_union  # noqa: E402
-from story_quality.signature import weights_sha256  # noqa: E402
+from story_quality.checkpoint_files import weights_sha256  # noqa: E402
 from story_quality.training.corpora import writing_prompts_text  # noqa: E402
 from story_quality.union import human_scale  # noqa: E402
 from story_quality.union.checkpoints import resolve_checkpoint  # noqa: E402
-from story_quality.union.loading import split_revision  # noqa: E402
 
 DOMAINS = {
     "roc": "the held-back human ROCStories stories of benchmarks.dev_split (every 50th of stories.txt)",
@@ -74,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--output",
         type=pathlib.Path,
-        help="the table file (default: human_reference/NAME.json in the package)",
+        help="the table file (default: human_scale_tables/NAME.json in the package)",
     )
     parser.add_argument("--batch-size", type=int, default=32, help="scoring batch size (32)")
     args = parser.parse_args(argv)
@@ -88,11 +87,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         domain: scorer.score(texts, batch_size=args.batch_size).as_dict() for domain, texts in stories.items()
     }
     signature = results["roc"]["signature"]
-    source = split_revision(resolve_checkpoint(args.checkpoint))[0]
+    checkpoint = resolve_checkpoint(args.checkpoint)
     sha = human_scale.write_table(
         output,
         signature,
-        weights_sha256(source) if os.path.isdir(source) else None,
+        weights_sha256(checkpoint.source) if checkpoint.local else None,
         {domain: (DOMAINS[domain], result["scores"]) for domain, result in results.items()},
         f"python -m benchmarks.human_reference_scores --checkpoint {args.checkpoint}",
     )

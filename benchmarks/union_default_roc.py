@@ -23,7 +23,7 @@ import evaluate  # noqa: E402
 from benchmarks.correlation import evaluate_scores, to_markdown  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
-from story_quality.annotations import read_annotations  # noqa: E402
+from story_quality.evaluation.annotations import read_annotations  # noqa: E402
 
 METRIC = str(pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union")
 

@@ -50,16 +50,16 @@ import numpy as np  # noqa: E402
 from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
-from story_quality.annotations import read_annotations  # noqa: E402
-from story_quality.meta_evaluation import METHODS, correlate  # noqa: E402
+from story_quality.evaluation.annotations import read_annotations  # noqa: E402
+from story_quality.evaluation.correlation import METHODS, correlate  # noqa: E402
 from story_quality.precision import PRECISIONS  # noqa: E402
 from story_quality.training.corpora import writing_prompts_segments, writing_prompts_text  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
 from story_quality.union import UnionScorer  # noqa: E402
 from story_quality.union.checkpoints import is_config_name  # noqa: E402
-from story_quality.union.scoring import MIN_WINDOW  # noqa: E402
-from story_quality.union.story_text import StoryNormalization  # noqa: E402
+from story_quality.union.encoding import MIN_WINDOW  # noqa: E402
+from story_quality.union.text import StoryNormalization  # noqa: E402
 
 PAIR_SEED = 2026
 # Held-back pairs keep case and names: each checkpoint's own normalisation lowercases and tags them.

@@ -38,8 +38,9 @@ import torch  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality import metric_path  # noqa: E402
-from story_quality.model_positions import model_window  # noqa: E402
-from story_quality.union.scoring import Encoded, class_probabilities  # noqa: E402
+from story_quality.model_window import model_window  # noqa: E402
+from story_quality.union.encoding import Encoded  # noqa: E402
+from story_quality.union.inference import class_probabilities  # noqa: E402
 
 MIB = 2**20
 WAYS = ("metric", "add_batch", "naive")

@@ -28,8 +28,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from benchmarks.machine import describe_machine  # noqa: E402
-from story_quality.meta_evaluation import score_stories  # noqa: E402
 from story_quality.training.union_pairs import split_held_out  # noqa: E402
+from story_quality.union.scorer import score_stories  # noqa: E402
 
 HUMAN = "human story"
 SEVERAL = "two or more techniques"

@@ -36,12 +36,12 @@ import datasets  # noqa: E402
 from benchmarks.correlation import evaluate_scores, to_markdown  # noqa: E402
 from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
 from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
-from story_quality.annotations import read_annotations, write_scores  # noqa: E402
-from story_quality.meta_evaluation import score_stories  # noqa: E402
+from story_quality.evaluation.annotations import read_annotations, write_scores  # noqa: E402
 from story_quality.training.corpora import load_stories  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.corruptions import technique_probs_argument  # noqa: E402
-from story_quality.union.story_text import ROC_STORIES  # noqa: E402
+from story_quality.union.scorer import score_stories  # noqa: E402
+from story_quality.union.text import ROC_STORIES  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

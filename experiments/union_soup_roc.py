@@ -27,9 +27,9 @@ import numpy as np  # noqa: E402
 
 from benchmarks.correlation import evaluate_scores, to_markdown  # noqa: E402
 from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
-from story_quality.annotations import read_annotations, write_scores  # noqa: E402
-from story_quality.meta_evaluation import score_stories  # noqa: E402
+from story_quality.evaluation.annotations import read_annotations, write_scores  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
+from story_quality.union.scorer import score_stories  # noqa: E402
 
 
 def main() -> None:

@@ -26,12 +26,13 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
-from story_quality.annotations import read_annotations, write_scores  # noqa: E402
-from story_quality.meta_evaluation import correlate, score_stories  # noqa: E402
+from story_quality.evaluation.annotations import read_annotations, write_scores  # noqa: E402
+from story_quality.evaluation.correlation import correlate  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
 from story_quality.training.run_setup import trainer_checkpoints  # noqa: E402
 from story_quality.training.union_model import export_trainer_checkpoint  # noqa: E402
-from story_quality.union.story_text import ROC_STORIES  # noqa: E402
+from story_quality.union.scorer import score_stories  # noqa: E402
+from story_quality.union.text import ROC_STORIES  # noqa: E402
 
 
 def main() -> None:

@@ -24,8 +24,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from benchmarks.union_dev_suite import load_union, pair_sets, rated_sets  # noqa: E402
-from story_quality.meta_evaluation import METHODS, correlate  # noqa: E402
-from story_quality.union.scoring import class_probabilities  # noqa: E402
+from story_quality.evaluation.correlation import METHODS, correlate  # noqa: E402
+from story_quality.union.inference import class_probabilities  # noqa: E402
 from story_quality.union.windows import encode_windows  # noqa: E402
 
 Combine = Callable[[np.ndarray, np.ndarray], float]

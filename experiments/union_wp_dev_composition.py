@@ -23,7 +23,7 @@ import evaluate  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchmarks.union_dev_suite import distinct_trigrams, load_union, rated_sets  # noqa: E402
-from story_quality.meta_evaluation import METHODS, correlate  # noqa: E402
+from story_quality.evaluation.correlation import METHODS, correlate  # noqa: E402
 
 
 def auc(higher: np.ndarray, lower: np.ndarray) -> float:

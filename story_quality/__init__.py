@@ -1,8 +1,9 @@
 """UNION and GRUEN, learned reference-free text-quality metrics, as one installable package.
 
 The library is here: ``story_quality.union`` and ``story_quality.gruen`` (each metric's own
-logic) and the modules both share (validation, batching, checkpoint files, sharing, signature),
-with the ``story-quality`` command (``cli``). The repository's ``metrics/``, ``training/`` and
+logic), ``story_quality.evaluation`` (correlation, significance, annotations, comparing systems),
+the ``story-quality`` command (``story_quality.cli``, one module per command) and the modules both
+metrics share (options, texts, devices, signature, checkpoint references and files, batching). The repository's ``metrics/``, ``training/`` and
 ``hub_cards/`` folders are mapped under this package by ``package_dir`` in ``setup.cfg``
 (``story_quality.metrics.union`` is ``metrics/union/``), in a wheel and in an editable install
 (``pip install -e .``) alike.
@@ -32,6 +33,15 @@ def metric_path(name: str) -> str:
     from . import metrics
 
     return str(pathlib.Path(metrics.__file__).resolve().parent / name)
+
+
+def option_specs() -> dict:
+    """Each metric's option spec (:class:`story_quality.options.OptionSpec`), by the metric's name: what
+    ``story-quality score`` turns into flags and the cards into option tables."""
+    from story_quality.gruen.options import GRUEN_OPTIONS
+    from story_quality.union.options import UNION_OPTIONS
+
+    return {"union": UNION_OPTIONS, "gruen": GRUEN_OPTIONS}
 
 
 @functools.cache

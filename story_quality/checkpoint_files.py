@@ -1,12 +1,13 @@
 """A checkpoint folder's files: their names, their sha256, and whether the folder is whole.
 
-The one place the weight file names are written (the metrics' checks, the signature's weights
-hash, the trainer's resume check) and the one sha256 of a file (the shipped default's manifest,
-the signature).
+The one place the weight file names are written (the metrics' checks, the signature's hash, the
+trainer's resume check), the one sha256 of a file (the shipped default's manifest, the human
+scale's tables) and the one sha256 of a checkpoint folder (what a signature names a folder by).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -22,6 +23,11 @@ WEIGHT_FILES = (WEIGHTS_FILE, WEIGHTS_INDEX_FILE)
 # checkpoint saved with save_safetensors=False holds them.
 PICKLE_WEIGHTS_FILE = "pytorch_model.bin"
 CHECKPOINT_LAYOUT = "config.json, a tokenizer (tokenizer.json or vocab.txt) and model.safetensors"
+# Files beside the weights that a checkpoint's scores depend on (config and tokenizer), by glob.
+SCORING_FILE_PATTERNS = (
+    "config.json", "tokenizer*", "special_tokens_map.json", "added_tokens.json", "vocab*", "merges.txt",
+    "*.model", "spiece*",
+)  # fmt: skip
 
 
 def sha256_of(path: str | os.PathLike) -> str:
@@ -72,3 +78,50 @@ def local_checkpoint_problem(folder: pathlib.Path) -> str | None:
             )
         return f"{WEIGHTS_FILE} is missing"
     return safetensors_problem(weights)
+
+
+@functools.lru_cache(maxsize=32)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    """:func:`sha256_of`, remembered while the file's size and modification time stay the same."""
+    return sha256_of(path)
+
+
+def weights_sha256(folder: str | os.PathLike) -> str | None:
+    """The sha256 of a checkpoint folder's weights (shards included), or None when it has none."""
+    root = pathlib.Path(folder)
+    files = sorted(root.glob("model*.safetensors")) or [
+        root / name for name in WEIGHT_FILES if (root / name).is_file()
+    ]
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for path in files:
+        stat = path.stat()
+        digest.update(_file_sha256(str(path), stat.st_size, stat.st_mtime_ns).encode())
+    return (
+        digest.hexdigest()
+        if len(files) > 1
+        else _file_sha256(str(files[0]), files[0].stat().st_size, files[0].stat().st_mtime_ns)
+    )
+
+
+def scoring_files(folder: str | os.PathLike) -> list[pathlib.Path]:
+    """The files beside a checkpoint's weights that change its scores: the config (labels, recorded
+    normalisation, window) and every tokenizer file (a changed vocabulary reads other word pieces)."""
+    root = pathlib.Path(folder)
+    found = {path for pattern in SCORING_FILE_PATTERNS for path in root.glob(pattern) if path.is_file()}
+    return sorted(found - {root / name for name in WEIGHT_FILES})
+
+
+def checkpoint_sha256(folder: str | os.PathLike) -> str | None:
+    """The sha256 of everything in a checkpoint folder that changes a score: its weights
+    (:func:`weights_sha256`) and the :func:`scoring_files` beside them, each by name; None when
+    the folder holds no weights."""
+    weights = weights_sha256(folder)
+    if weights is None:
+        return None
+    digest = hashlib.sha256(f"weights {weights}\n".encode())
+    for path in scoring_files(folder):
+        stat = path.stat()
+        digest.update(f"{path.name} {_file_sha256(str(path), stat.st_size, stat.st_mtime_ns)}\n".encode())
+    return digest.hexdigest()

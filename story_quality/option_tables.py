@@ -15,18 +15,16 @@ import pathlib
 import sys
 from collections.abc import Sequence
 
-from story_quality import metric_path
-from story_quality.gruen.options import GRUEN_OPTIONS
+from story_quality import metric_path, option_specs
 from story_quality.options import OptionSpec
-from story_quality.union.options import UNION_OPTIONS
 
 TABLE_START = "<!-- options: generated from the option spec by `python -m story_quality.option_tables` -->"
 TABLE_END = "<!-- /options -->"
 
 
 def specs() -> dict[str, OptionSpec]:
-    """Each metric's option spec, by the metric's name."""
-    return {"union": UNION_OPTIONS, "gruen": GRUEN_OPTIONS}
+    """Each metric's option spec, by the metric's name (:func:`story_quality.option_specs`)."""
+    return option_specs()
 
 
 def markdown_table(spec: OptionSpec) -> str:

@@ -2,20 +2,108 @@
 
 Each metric lists its options (``story_quality.union.options.UNION_OPTIONS``,
 ``story_quality.gruen.options.GRUEN_OPTIONS``); from that list come the checks every call
-runs (:meth:`OptionSpec.check`), the ``story-quality score`` flags (:func:`add_flags`) and the
-option tables of the metric cards (:mod:`story_quality.option_tables`).
+runs (:meth:`OptionSpec.check`, with the value checks below), the scorers' keyword arguments
+(:meth:`OptionSpec.keywords`), the metric docstrings' argument lists (:meth:`OptionSpec.args_text`),
+the ``story-quality score`` flags (:func:`add_flags`) and the option tables of the metric cards
+(:mod:`story_quality.option_tables`). Nothing here imports torch: a ``device`` is resolved by
+:mod:`story_quality.devices` when a call checks one.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
+import numbers
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from story_quality import validation
+import numpy
+
 from story_quality.precision import PRECISIONS
+
+
+def check_count(value: Any, name: str, minimum: int = 1) -> int:
+    """An integer option (not a bool, float or string) no smaller than ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}.")
+    return int(value)
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """A yes/no option: True or False only (numpy's bool too), never a string, number or None.
+
+    ``bool("false")`` is True, so a string is refused rather than read; 0 and 1 are refused too,
+    so that every flag is written one way.
+
+    >>> check_flag(False, "coherence")
+    False
+    >>> check_flag("false", "coherence")
+    Traceback (most recent call last):
+    ...
+    TypeError: coherence must be True or False, got str 'false'.
+    """
+    if isinstance(value, numpy.bool_):
+        return bool(value)
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}.")
+    return value
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """A string option that must be one of ``choices``.
+
+    >>> check_choice("windows", "long_stories", ("head", "windows"))
+    'windows'
+    """
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}.")
+    return value
+
+
+def check_window(max_length: Any, limit: int, minimum: int) -> int | None:
+    """The caller's word-piece window (None: the model's), between ``minimum`` and the model's ``limit``."""
+    if max_length is None:
+        return None
+    value = check_count(max_length, "max_length", minimum)
+    if value > limit:
+        raise ValueError(
+            f"max_length must be at most the model's window of {limit} word pieces, got {value}."
+        )
+    return value
+
+
+# What a user may pass to compute to choose union's checkpoint, which is evaluate.load's config_name.
+CONFIG_NAME_ARGUMENTS = ("checkpoint", "config_name", "model", "model_name", "model_name_or_path", "revision")
+
+
+def check_options(
+    given: Mapping[str, Any], known: Sequence[str], config_name_arguments: Sequence[str] = ()
+) -> None:
+    """Refuse a misspelt or unknown option, naming it and the closest known one; one of
+    ``config_name_arguments`` (a checkpoint chosen at compute time) is sent to evaluate.load.
+
+    >>> check_options({"checkpoint": "org/model"}, ["batch_size"], CONFIG_NAME_ARGUMENTS)
+    Traceback (most recent call last):
+    ...
+    TypeError: compute() takes no 'checkpoint': the checkpoint is evaluate.load's second argument, config_name (evaluate.load(path, "org/model@revision")); load one metric instance per checkpoint.
+    """
+    import difflib
+
+    for name in given:
+        if name in config_name_arguments:
+            raise TypeError(
+                f"compute() takes no {name!r}: the checkpoint is evaluate.load's second argument, config_name "
+                '(evaluate.load(path, "org/model@revision")); load one metric instance per checkpoint.'
+            )
+        if name not in known:
+            close = difflib.get_close_matches(name, [*known, "predictions", "references"], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TypeError(f"compute() got an unknown argument {name!r}{hint} It takes {', '.join(known)}.")
+
 
 # What each kind of option takes, as the cards and --help write it.
 KINDS = {
@@ -44,7 +132,11 @@ class Option:
     help: str
     choices: tuple[str, ...] = ()
     minimum: int = 1
-    default_text: str | None = None
+    # What the docs say of a default the metric decides; a function when saying it reads a file
+    # (the shipped default's config), so that importing the spec reads nothing.
+    default_text: str | Callable[[], str] | None = None
+    # The type as a signature annotates it.
+    annotation: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -59,15 +151,17 @@ class Option:
     def check(self, value: Any) -> Any:
         """``value`` as the metric uses it, or the error naming this option (None: not given)."""
         if self.kind == "device":
-            return validation.check_device(value)
+            from story_quality.devices import check_device  # torch, only when a call resolves a device
+
+            return check_device(value)
         if value is None and self.default is None:
             return None
         if self.kind == "count":
-            return validation.check_count(value, self.name, self.minimum)
+            return check_count(value, self.name, self.minimum)
         if self.kind == "choice":
-            return validation.check_choice(value, self.name, self.choices)
+            return check_choice(value, self.name, self.choices)
         if self.kind == "flag":
-            return validation.check_flag(value, self.name)
+            return check_flag(value, self.name)
         if self.kind == "model" and isinstance(value, os.PathLike):
             value = os.fspath(value)
         if not isinstance(value, str) or not value:
@@ -82,16 +176,39 @@ class Option:
             return " or ".join(f'`"{choice}"`' for choice in self.choices)
         return KINDS[self.kind]
 
+    def described_default(self) -> str | None:
+        """What the docs say of the default, when it is more than a value."""
+        return self.default_text() if callable(self.default_text) else self.default_text
+
     def shown_default(self) -> str:
-        if self.default_text is not None:
-            return self.default_text
+        described = self.described_default()
+        if described is not None:
+            return described
         return "None" if self.default is None else repr(self.default)
 
     def table_default(self) -> str:
         """The default as the card's table writes it: a value in code style, a description as it is."""
-        if self.default_text is not None:
-            return self.default_text
+        described = self.described_default()
+        if described is not None:
+            return described
         return f'`"{self.default}"`' if isinstance(self.default, str) else f"`{self.default}`"
+
+    def parameter(self) -> inspect.Parameter:
+        """This option as a keyword parameter of a scorer's ``score``."""
+        return inspect.Parameter(
+            self.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=self.default,
+            annotation=self.annotation or KINDS[self.kind],
+        )
+
+    def arg_text(self) -> str:
+        """This option as a docstring's ``Args:`` entry: name, type, default and help."""
+        import textwrap
+
+        help_text = self.help if self.help.endswith(".") else self.help + "."
+        entry = f"{self.name} (`{self.type_text().replace('`', '')}`, default {self.shown_default()}): {help_text}"
+        return "\n".join(textwrap.wrap(entry, 96, subsequent_indent="    "))
 
     def parse_flag(self, text: str) -> Any:
         """A command-line value, converted and checked (argparse prints the error with the flag)."""
@@ -142,8 +259,23 @@ class OptionSpec:
 
     def check(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Every option checked, those not given at their defaults; an unknown name is refused."""
-        validation.check_options(given, self.names)
+        check_options(given, self.names)
         return {option.name: option.check(given.get(option.name, option.default)) for option in self.options}
+
+    def keywords(self, function: Callable, *, leave_out: Sequence[str] = ()) -> Callable:
+        """``function`` (``def f(self, texts, **options)``) with a signature naming each option of
+        this spec (but ``leave_out``) as a keyword argument with its default: what ``help()``,
+        editors and ``inspect`` show, so that a new option is declared here and nowhere else."""
+        parameters = list(inspect.signature(function).parameters.values())[:-1]
+        parameters += [option.parameter() for option in self.options if option.name not in leave_out]
+        function.__signature__ = inspect.Signature(parameters)
+        return function
+
+    def args_text(self, indent: str = "    ", leave_out: Sequence[str] = ()) -> str:
+        """Each option as a docstring's ``Args:`` entry, one line each, in the spec's order."""
+        return "\n".join(
+            indent + option.arg_text() for option in self.options if option.name not in leave_out
+        )
 
 
 def add_flags(

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import platform
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 PRECISIONS = ("fp32", "bf16")
 # How each precision is written in a signature (``bf16-autocast`` is what GPU scores always said).
@@ -29,12 +31,16 @@ def cpu_name() -> str:
 
 def cpu_has_bf16() -> bool:
     """True when this CPU multiplies bf16 natively (AMX tiles or AVX-512 BF16), as torch detects it."""
+    import torch
+
     checks = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
     return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
 
 
 def bf16_refusal(device: torch.device) -> str | None:
     """Why ``device`` cannot score in bf16 (None: it can)."""
+    import torch
+
     if device.type == "cuda":
         if torch.cuda.is_bf16_supported(including_emulation=False):
             return None
@@ -61,4 +67,6 @@ def autocast(precision: str, device: torch.device) -> contextlib.AbstractContext
     """The context a forward pass runs in: nothing for fp32, bf16 autocast on ``device`` for bf16."""
     if precision == "fp32":
         return contextlib.nullcontext()
+    import torch
+
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16)

@@ -4,28 +4,23 @@ Like sacrebleu's signature and bert_score's hashcode, one line names the metric,
 version, the checkpoint (a Hub id with its revision, or for a local or shipped folder the sha256
 of its weights, config and tokenizer files) and every setting that changes a score::
 
-    union|v0.3.0|checkpoint:default@sha256:3a4b8eea5c1e|norm:lowercase+replace_names+roc_tokenize|window:200|long:head|fp32
+    union|v0.4.0|checkpoint:default@sha256:3a4b8eea5c1e|norm:lowercase+replace_names+roc_tokenize|window:256|long:windows|fp32
 
-Report it beside the numbers it produced.
+Report it beside the numbers it produced. :class:`Signature` is the one place it is written and
+read back: the scorers format it, the human scale and ``compare`` parse it.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import dataclasses
 import importlib.metadata
-import os
-import pathlib
 from collections.abc import Mapping
 
-from story_quality.checkpoint_files import WEIGHT_FILES, sha256_of
+from story_quality.precision import SIGNATURE_LABELS
 
 DISTRIBUTION = "story-quality-metrics"
-# Files beside the weights that a checkpoint's scores depend on (config and tokenizer), by glob.
-SCORING_FILE_PATTERNS = (
-    "config.json", "tokenizer*", "special_tokens_map.json", "added_tokens.json", "vocab*", "merges.txt",
-    "*.model", "spiece*",
-)  # fmt: skip
+SEPARATOR = "|"
+_VERSION_PREFIX = "v"
 
 
 def package_version() -> str:
@@ -36,66 +31,68 @@ def package_version() -> str:
         return "0+unknown"
 
 
-@functools.lru_cache(maxsize=32)
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    """:func:`sha256_of`, remembered while the file's size and modification time stay the same."""
-    return sha256_of(path)
+class SignatureError(ValueError):
+    """Text that is not a signature of this package."""
 
 
-def weights_sha256(folder: str | os.PathLike) -> str | None:
-    """The sha256 of a checkpoint folder's weights (shards included), or None when it has none."""
-    root = pathlib.Path(folder)
-    files = sorted(root.glob("model*.safetensors")) or [
-        root / name for name in WEIGHT_FILES if (root / name).is_file()
-    ]
-    if not files:
-        return None
-    digest = hashlib.sha256()
-    for path in files:
-        stat = path.stat()
-        digest.update(_file_sha256(str(path), stat.st_size, stat.st_mtime_ns).encode())
-    return (
-        digest.hexdigest()
-        if len(files) > 1
-        else _file_sha256(str(files[0]), files[0].stat().st_size, files[0].stat().st_mtime_ns)
-    )
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    """``metric|vVERSION|part|part...``: each part a ``key:value`` setting or a bare word (the precision).
 
-
-def scoring_files(folder: str | os.PathLike) -> list[pathlib.Path]:
-    """The files beside a checkpoint's weights that change its scores: the config (labels, recorded
-    normalisation, window) and every tokenizer file (a changed vocabulary reads other word pieces)."""
-    root = pathlib.Path(folder)
-    found = {path for pattern in SCORING_FILE_PATTERNS for path in root.glob(pattern) if path.is_file()}
-    return sorted(found - {root / name for name in WEIGHT_FILES})
-
-
-def checkpoint_sha256(folder: str | os.PathLike) -> str | None:
-    """The sha256 of everything in a checkpoint folder that changes a score: its weights
-    (:func:`weights_sha256`) and the :func:`scoring_files` beside them, each by name; None when
-    the folder holds no weights."""
-    weights = weights_sha256(folder)
-    if weights is None:
-        return None
-    digest = hashlib.sha256(f"weights {weights}\n".encode())
-    for path in scoring_files(folder):
-        stat = path.stat()
-        digest.update(f"{path.name} {_file_sha256(str(path), stat.st_size, stat.st_mtime_ns)}\n".encode())
-    return digest.hexdigest()
-
-
-def checkpoint_id(name: str, source: str, revision: str | None = None, local: bool | None = None) -> str:
-    """``NAME@sha256:XXXXXXXXXXXX`` for a folder (:func:`checkpoint_sha256`: its weights and the files
-    beside them that change a score), ``REPO@REVISION`` for a Hub id.
-
-    >>> checkpoint_id("org/model", "org/model", "abc123", local=False)
-    'org/model@abc123'
+    >>> s = Signature.parse("union|v0.4.0|checkpoint:default@sha256:ab|window:256|fp32")
+    >>> s.metric, s["checkpoint"], s["window"], str(s) == "union|v0.4.0|checkpoint:default@sha256:ab|window:256|fp32"
+    ('union', 'default@sha256:ab', '256', True)
     """
-    local = os.path.isdir(source) if local is None else local
-    if local:
-        sha = checkpoint_sha256(source)
-        label = name if not os.path.isdir(name) else pathlib.Path(name).name
-        return f"{label}@sha256:{sha[:12] if sha else 'none'}"
-    return f"{source}@{revision or 'main'}"
+
+    metric: str
+    version: str
+    parts: tuple[str, ...]
+
+    @classmethod
+    def of(cls, metric: str, *parts: str) -> Signature:
+        """A signature of this package's installed version."""
+        return cls(metric, package_version(), tuple(parts))
+
+    @classmethod
+    def parse(cls, text: str) -> Signature:
+        """A signature from its text, or :class:`SignatureError`."""
+        if not isinstance(text, str):
+            raise SignatureError(f"a signature is a string, got {type(text).__name__}")
+        metric, *rest = text.split(SEPARATOR)
+        if not metric or not rest or not rest[0].startswith(_VERSION_PREFIX):
+            raise SignatureError(f"{text!r} is not a signature (metric|vVERSION|...)")
+        return cls(metric, rest[0].removeprefix(_VERSION_PREFIX), tuple(rest[1:]))
+
+    def __str__(self) -> str:
+        return SEPARATOR.join([self.metric, f"{_VERSION_PREFIX}{self.version}", *self.parts])
+
+    def get(self, key: str) -> str | None:
+        """The value of the ``key:`` part, or None."""
+        for part in self.parts:
+            name, colon, value = part.partition(":")
+            if colon and name == key:
+                return value
+        return None
+
+    def __getitem__(self, key: str) -> str:
+        value = self.get(key)
+        if value is None:
+            raise SignatureError(f"the signature {self} has no {key!r} part")
+        return value
+
+    def without(self, *keys: str) -> Signature:
+        """The signature less its ``key:`` parts named."""
+        return dataclasses.replace(
+            self, parts=tuple(part for part in self.parts if part.partition(":")[0] not in keys)
+        )
+
+    def with_part(self, part: str) -> Signature:
+        return dataclasses.replace(self, parts=(*self.parts, part))
+
+    def reading(self) -> tuple[str, ...]:
+        """What changes a score: the metric and every part but the package version and the precision
+        (bf16 autocast moves scores by about 1e-3, not the reading of a text)."""
+        return (self.metric, *(part for part in self.parts if part not in SIGNATURE_LABELS.values()))
 
 
 def normalization_label(flags: Mapping[str, bool | str]) -> str:
@@ -107,8 +104,3 @@ def normalization_label(flags: Mapping[str, bool | str]) -> str:
     """
     parts = [f"{name}:{on[:12]}" if isinstance(on, str) else name for name, on in flags.items() if on]
     return "+".join(parts) or "none"
-
-
-def signature(metric: str, *parts: str) -> str:
-    """``metric|vVERSION|part|part...``."""
-    return "|".join([metric, f"v{package_version()}", *parts])

@@ -79,7 +79,7 @@ MUTATIONS = [
     Mutation(
         "gruen-coherence-left-out",
         "the coherence term is left out of the final GRUEN score",
-        "story_quality/gruen/scoring.py",
+        "story_quality/gruen/aspects.py",
         "min(1.0, max(0.0, g + r + f + (c or 0.0)))",
         "min(1.0, max(0.0, g + r + f))",
         ("tests/gruen/test_final_score.py",),
@@ -261,14 +261,14 @@ MUTATIONS = [
         "shipped-checkpoint-unverified-at-load",
         "loading the shipped default no longer verifies it",
         "story_quality/union/checkpoints.py",
-        "        verify_checkpoint(folder, EMBEDDED_MANIFEST_SHA256)\n        return str(folder)\n",
+        "        verify_checkpoint(folder, SHIPPED_DEFAULT_MANIFEST_SHA256)\n        return str(folder)\n",
         "        return str(folder)\n",
         ("tests/union/test_checkpoints.py",),
     ),
     Mutation(
         "metric-thread-lock-removed",
         "a metric instance's lock becomes a no-op: threads compute and add at once",
-        "story_quality/sharing.py",
+        "story_quality/metric_module.py",
         'self.__dict__.setdefault("_compute_lock", threading.RLock())',
         'self.__dict__.setdefault("_compute_lock", __import__("contextlib").nullcontext())',
         ("tests/library/test_sharing.py",),
@@ -296,7 +296,7 @@ MUTATIONS = [
     Mutation(
         "cli-resume-starts-over",
         "a rerun of score on a cut-short output scores every row again and appends them",
-        "story_quality/cli.py",
+        "story_quality/cli/score.py",
         "            return len(done)\n",
         "            return 0\n",
         ("tests/library/test_cli.py::test_a_cut_short_output_is_completed_by_rerunning",),
@@ -304,7 +304,7 @@ MUTATIONS = [
     Mutation(
         "cli-resume-other-input-accepted",
         "a resumed output is no longer checked against the input's text",
-        "story_quality/cli.py",
+        "story_quality/cli/score.py",
         "read_sealed_rows(args.output, expected=identities, source=args.input)",
         "read_sealed_rows(args.output)",
         ("tests/library/test_cli.py",),
@@ -312,7 +312,7 @@ MUTATIONS = [
     Mutation(
         "cli-rows-misaligned",
         "score writes each chunk's scores against the wrong rows",
-        "story_quality/cli.py",
+        "story_quality/cli/score.py",
         "zip([row.index for row in good], per_row(",
         "zip([row.index for row in good][::-1], per_row(",
         ("tests/library/test_cli.py::test_one_row_per_story_equal_to_compute_with_the_signature_first",),
@@ -320,7 +320,7 @@ MUTATIONS = [
     Mutation(
         "cli-gather-skipped",
         "with several processes, process 0 writes only the scores it computed itself",
-        "story_quality/cli.py",
+        "story_quality/cli/score.py",
         "            scored = gather_object(scored)\n",
         "            pass\n",
         (
@@ -338,7 +338,7 @@ MUTATIONS = [
     Mutation(
         "compare-row-hash",
         "compare reads a score row edited after score sealed it",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "if output_files.ROW_HASH in record and not output_files.row_intact(record):",
         "if False:",
         ("tests/library/test_compare.py",),
@@ -379,7 +379,7 @@ MUTATIONS = [
     Mutation(
         "score-input-rows-unrecorded",
         "score no longer records its input's row count, so compare cannot tell a cut output",
-        "story_quality/cli.py",
+        "story_quality/cli/score.py",
         "            record[output_files.INPUT_ROWS] = total\n",
         "",
         ("tests/library/test_compare.py::test_files_that_story_quality_score_wrote_compare_end_to_end",),
@@ -397,7 +397,7 @@ MUTATIONS = [
     Mutation(
         "bootstrap-sacrebleu-centring",
         "the paired bootstrap centres the absolute resampled differences (sacrebleu): p too small",
-        "story_quality/significance.py",
+        "story_quality/evaluation/significance.py",
         "count = _at_least(np.abs(resampled - observed), abs(observed))",
         "count = _at_least(np.abs(resampled) - np.abs(resampled).mean(), abs(observed))",
         ("tests/library/test_significance.py::test_under_the_null_both_tests_reject_at_their_level",),
@@ -405,7 +405,7 @@ MUTATIONS = [
     Mutation(
         "paired-test-on-one-row",
         "a paired test on one row is run (the bootstrap then says p = 1 / (R + 1))",
-        "story_quality/significance.py",
+        "story_quality/evaluation/significance.py",
         "if len(first) < MIN_PAIRED_ROWS:",
         "if False:",
         ("tests/library/test_significance.py::test_one_row_or_a_few_rows_are_refused_or_named",),
@@ -413,7 +413,7 @@ MUTATIONS = [
     Mutation(
         "compare-unsealed-row",
         "compare reads a row whose row_hash was deleted in a sealed file",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "if sealed and unsealed:",
         "if False:",
         ("tests/library/test_compare.py::test_a_row_whose_seal_was_deleted_is_refused",),
@@ -421,7 +421,7 @@ MUTATIONS = [
     Mutation(
         "compare-unfinished-output",
         "compare reads an output with fewer rows than its input had",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "if written < expected:",
         "if False:",
         ("tests/library/test_compare.py::test_an_unfinished_output_is_refused_unless_asked",),
@@ -429,7 +429,7 @@ MUTATIONS = [
     Mutation(
         "compare-output-being-written",
         "compare reads an output score is still writing",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "if holder is not None:",
         "if False:",
         ("tests/library/test_compare.py::test_an_output_being_written_is_refused",),
@@ -437,7 +437,7 @@ MUTATIONS = [
     Mutation(
         "compare-human-scales-mixed",
         "percentiles against different human tables are compared as one scale",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         'raw = column == first[1].split("|", 1)[0]',
         "raw = True",
         ("tests/library/test_compare.py::test_percentiles_against_different_human_tables_are_refused",),
@@ -445,7 +445,7 @@ MUTATIONS = [
     Mutation(
         "compare-same-file-twice",
         "one file given twice is compared as two systems",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "if output_files.same_file(first, second):",
         "if False:",
         ("tests/library/test_compare.py::test_the_same_file_twice_is_refused",),
@@ -453,7 +453,7 @@ MUTATIONS = [
     Mutation(
         "compare-out-of-range",
         "a union score of 5.0 is compared",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "if not low <= number_value <= high:",
         "if False:",
         ("tests/library/test_compare.py::test_values_no_score_file_holds_are_named",),
@@ -461,7 +461,7 @@ MUTATIONS = [
     Mutation(
         "compare-identity-as-score",
         "--score-column index is compared as a score",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "if column in refused:",
         "if False:",
         ("tests/library/test_compare.py::test_a_row_identity_is_no_score_column",),
@@ -469,7 +469,7 @@ MUTATIONS = [
     Mutation(
         "compare-true-is-1",
         "a JSON true row id is paired with the id 1",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "and not isinstance(value, bool) and math.isfinite(value)",
         "and math.isfinite(value)",
         ("tests/library/test_compare.py::test_json_true_is_not_the_row_id_1",),
@@ -477,7 +477,7 @@ MUTATIONS = [
     Mutation(
         "compare-seed-unchecked",
         "--seed -1 reaches numpy and ends in a traceback",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "        significance.check_seed(seed)\n",
         "        pass\n",
         ("tests/library/test_compare.py::test_every_bad_value_is_a_usage_error",),
@@ -485,7 +485,7 @@ MUTATIONS = [
     Mutation(
         "compare-silent-disagreement",
         "an interval that excludes 0 beside a p above alpha gets no word",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "if excludes_zero != (pair.test.p_paired_bootstrap < 1 - level):",
         "if False:",
         (
@@ -495,7 +495,7 @@ MUTATIONS = [
     Mutation(
         "compare-splits-at-u2028",
         "compare splits JSON lines at U+2028 (str.splitlines)",
-        "story_quality/compare.py",
+        "story_quality/evaluation/comparison.py",
         "enumerate(input_files.text_lines(text), 1)",
         "enumerate(text.splitlines(), 1)",
         ("tests/library/test_compare.py::test_a_raw_line_separator_inside_a_json_row_is_read",),

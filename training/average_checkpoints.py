@@ -33,13 +33,13 @@ import torch
 from torch.nn import functional as F
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, PretrainedConfig
 
+from story_quality.devices import non_finite_tensor
 from story_quality.training.output_folders import (
     OutputKind,
     check_output_folder,
     probe_writable,
     written_whole,
 )
-from story_quality.validation import non_finite_tensor
 
 # Configuration entries that say where or how a checkpoint was saved, not what it computes.
 PROVENANCE_KEYS = frozenset({"_name_or_path", "transformers_version", "dtype", "torch_dtype"})

@@ -25,7 +25,7 @@ from collections import Counter
 
 import datasets
 
-from story_quality.annotations import read_held_out_stories
+from story_quality.evaluation.annotations import read_held_out_stories
 from story_quality.training.cli_types import at_least
 from story_quality.training.corpora import (
     LOCAL_SUFFIXES,
@@ -45,7 +45,7 @@ from story_quality.training.negatives.ngram_continuations import (
     stories_opening_elsewhere,
 )
 from story_quality.training.output_folders import probe_writable, refuse_existing, written_whole
-from story_quality.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
+from story_quality.union.text import NAMED_NORMALIZATIONS, StoryNormalization
 
 NORMALIZATIONS = {**NAMED_NORMALIZATIONS, "none": StoryNormalization()}
 SUMMARY_FILE = "union_build_summary.json"

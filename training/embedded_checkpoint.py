@@ -6,7 +6,7 @@ Writes the weights as fp16 safetensors (half the size; the metric upcasts them t
 config (with its text normalisation), the tokenizer and the run's model card into
 ``metrics/union/default_checkpoint/``, then a ``SHA256SUMS`` manifest of those files, and prints
 the manifest's own sha256, which ``story_quality/union/checkpoints.py`` records
-(``EMBEDDED_MANIFEST_SHA256``): the metric checks both at every load.
+(``SHIPPED_DEFAULT_MANIFEST_SHA256``): the metric checks both at every load.
 """
 
 from __future__ import annotations
@@ -18,19 +18,19 @@ import torch
 import transformers
 
 from story_quality.checkpoint_files import sha256_of
+from story_quality.devices import non_finite_tensor
+from story_quality.options import check_choice
 from story_quality.training.output_folders import (
     OutputKind,
     check_output_folder,
     probe_writable,
     written_whole,
 )
-from story_quality.union.checkpoints import EMBEDDED_FOLDER, MANIFEST, PUBLISHED_CHECKPOINTS
-from story_quality.union.story_text import CONFIG_KEY, NAMES_SHA256
-from story_quality.union.windows import CONFIG_KEY as LONG_STORIES_KEY
-from story_quality.union.windows import LONG_STORIES
-from story_quality.validation import check_choice, non_finite_tensor
+from story_quality.union.checkpoints import MANIFEST, PUBLISHED_CHECKPOINTS, SHIPPED_DEFAULT_FOLDER
+from story_quality.union.options import LONG_STORIES, LONG_STORIES_CONFIG_KEY
+from story_quality.union.text import CONFIG_KEY, NAMES_SHA256
 
-DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / EMBEDDED_FOLDER
+DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / SHIPPED_DEFAULT_FOLDER
 SIZE_LIMIT_BYTES = 48 * 10**6
 CARD = "README.md"
 # What an export writes; a --target holding anything else is someone's folder, never replaced.
@@ -107,7 +107,7 @@ def export_embedded(
     if recorded.get("replace_names") and "names_sha256" not in recorded:
         model.config.union_normalization = {**recorded, "names_sha256": NAMES_SHA256}
     if long_stories is not None:
-        setattr(model.config, LONG_STORIES_KEY, long_stories)
+        setattr(model.config, LONG_STORIES_CONFIG_KEY, long_stories)
     tokenizer = transformers.AutoTokenizer.from_pretrained(source)
     model.half()
     check_weights(model, source, " in fp16 (a weight beyond fp16's range)")
@@ -136,7 +136,7 @@ def shipped_card(source: pathlib.Path, note: str | None, hub_id: str | None, car
             f'evaluate.load(metric_path("union"), "{hub_id}")', 'evaluate.load(metric_path("union"))'
         )
         card = card.replace(
-            f'from_pretrained("{hub_id}")', f'from_pretrained("metrics/union/{EMBEDDED_FOLDER}")'
+            f'from_pretrained("{hub_id}")', f'from_pretrained("metrics/union/{SHIPPED_DEFAULT_FOLDER}")'
         )
     if note:
         marker = "## Results of this training run"
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
         "--target",
         type=pathlib.Path,
         default=DEFAULT_TARGET,
-        help=f"default: metrics/union/{EMBEDDED_FOLDER} of this clone",
+        help=f"default: metrics/union/{SHIPPED_DEFAULT_FOLDER} of this clone",
     )
     parser.add_argument(
         "--note", type=pathlib.Path, help="markdown inserted into the model card (commands, corpus)"
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     except (OSError, ValueError) as error:  # a usage error naming the folder, not a traceback
         parser.error(str(error))
     print(
-        f"wrote {args.target}; set EMBEDDED_MANIFEST_SHA256 = {digest!r} in story_quality/union/checkpoints.py"
+        f"wrote {args.target}; set SHIPPED_DEFAULT_MANIFEST_SHA256 = {digest!r} in story_quality/union/checkpoints.py"
     )
 
 

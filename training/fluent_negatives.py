@@ -20,10 +20,10 @@ import json
 import pathlib
 from collections.abc import Sequence
 
+from story_quality.devices import check_device
 from story_quality.training.cli_types import at_least
 from story_quality.training.negatives.fluent import KINDS, FluentOptions
 from story_quality.training.negatives.fluent_corpus import FilterSettings, make_fluent_corpus
-from story_quality.validation import check_device
 
 
 def main(argv: Sequence[str] | None = None) -> None:

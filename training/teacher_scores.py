@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from story_quality.devices import check_device
 from story_quality.training.distillation import (
     TEACHER_COLUMN,
     add_teacher_scores,
@@ -38,7 +39,6 @@ from story_quality.training.output_folders import (
     saved_dataset,
     written_whole,
 )
-from story_quality.validation import check_device
 
 SUMMARY = "teacher_scores_summary.json"
 # The output: a saved dataset and its summary, never another tool's folder.

@@ -33,8 +33,8 @@ import transformers
 from huggingface_hub import EvalResult
 from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 
-from story_quality.annotations import AnnotatedStories, read_annotations
-from story_quality.meta_evaluation import METHODS, correlate, score_stories
+from story_quality.evaluation.annotations import AnnotatedStories, read_annotations
+from story_quality.evaluation.correlation import METHODS, correlate
 from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.training import run_setup
 from story_quality.training.distillation import (
@@ -65,7 +65,8 @@ from story_quality.training.union_model import (
 from story_quality.training.union_pairs import load_pairs, split_held_out
 from story_quality.training.union_presets import PRESETS, CorpusPreset
 from story_quality.union import CITATION
-from story_quality.union.scoring import MIN_WINDOW
+from story_quality.union.encoding import MIN_WINDOW
+from story_quality.union.scorer import score_stories
 
 logger = logging.getLogger(__name__)
 

@@ -39,8 +39,8 @@ from transformers import (
 from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 from transformers.utils import ModelOutput
 
-from story_quality.model_positions import usable_positions
-from story_quality.union.story_text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
+from story_quality.model_window import usable_positions
+from story_quality.union.text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
 
 IGNORE_INDEX = -100
 ID2LABEL = {0: "perturbed", 1: "human"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from story_quality.union.checkpoints import PUBLISHED_CHECKPOINTS
-from story_quality.union.story_text import NAMED_NORMALIZATIONS, StoryNormalization
+from story_quality.union.text import NAMED_NORMALIZATIONS, StoryNormalization
 
 
 @dataclass(frozen=True)

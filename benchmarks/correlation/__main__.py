@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import scipy
 
-from story_quality.annotations import AnnotationFormatError, read_annotations, read_scores
+from story_quality.evaluation.annotations import AnnotationFormatError, read_annotations, read_scores
 
 from .analysis import evaluate_scores
 from .report import to_markdown, write_biased_png, write_json, write_scatter_png

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from story_quality.annotations import AnnotatedStories
-from story_quality.meta_evaluation import (
+from story_quality.evaluation.annotations import AnnotatedStories
+from story_quality.evaluation.correlation import (
     METHODS,
     Correlation,
     Method,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from story_quality.annotations import read_scores
+from story_quality.evaluation.annotations import read_scores
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from story_quality.meta_evaluation import METHODS
+from story_quality.evaluation.correlation import METHODS
 
 from .analysis import CorrelationReport
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from story_quality.annotations import ERROR_TYPES, AnnotatedStories
+from story_quality.evaluation.annotations import ERROR_TYPES, AnnotatedStories
 
 BIASED_SET_LEVELS: tuple[int, ...] = tuple(range(1, 9))
 BIASED_SET_REPEATS = 20

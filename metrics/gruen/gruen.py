@@ -5,10 +5,11 @@ from __future__ import annotations
 import evaluate
 import torch
 
-from story_quality import validation  # From: story-quality-metrics
+from story_quality import metric_module  # From: story-quality-metrics
 from story_quality.gruen import CITATION, GruenScorer, checkpoints  # From: story-quality-metrics
 from story_quality.gruen.options import DEFAULT_BATCH_SIZE, GRUEN_OPTIONS  # From: story-quality-metrics
-from story_quality.sharing import SharedInstance  # From: story-quality-metrics
+from story_quality.options import check_options  # From: story-quality-metrics
+from story_quality.texts import check_texts  # From: story-quality-metrics
 
 _DESCRIPTION = """\
 GRUEN scores the linguistic quality of a text without any reference: grammaticality (a
@@ -23,22 +24,7 @@ Args:
     predictions (list of str): the texts to score. A text with no sentence of two or more
         words (empty, blank, one word) scores 0.0 for `gruen` and `grammaticality`, with no
         redundancy or focus penalty.
-    lm_model (str): masked LM, Hub id or local directory. Default "google-bert/bert-base-cased".
-    cola_model (str): CoLA classifier (class 1 = acceptable). Default "Apucs/bert-fine-tuned-cola"
-        at a pinned commit (bert-base-cased fine-tuned on CoLA, validation MCC 0.5731 by its card;
-        the release's own fine-tune was never published).
-    sop_model (str): ALBERT-style model with a sentence-order head. Default "albert/albert-base-v2".
-    lm_revision, cola_revision, sop_revision (str, optional): pinned Hub revisions (the default
-        CoLA model's pinned commit is used when cola_revision is not given).
-    coherence (bool): add the structure/coherence term (-SOP loss). Default False, as released.
-        True or False only: a string ("false") or a number is refused, naming the option.
-    lm_scoring (str): "reference" (the release's unmasked LM term; matches published GRUEN)
-        or "pll" (the paper's pseudo-log-likelihood, every token masked in turn).
-    batch_size (int): sequences per forward pass. Default 32.
-    device (str, optional): "cpu", "cuda", ... Default: CUDA when available.
-    precision (str): "fp32" (default) or "bf16": bf16 autocast of the three models, faster on
-        GPUs with bf16 and CPUs with AMX or AVX-512 BF16 (refused on other hardware); scores move
-        slightly and the signature says "bf16-autocast".
+{options}
 Returns:
     scores (list of float): the final score of each text, in [0, 1], higher is better (the
         union metric's key for the same thing).
@@ -64,19 +50,19 @@ Examples:
     >>> with_order = gruen.compute(predictions=["I ate. Then I slept."], coherence=True)
     >>> with_order["coherence"][0] <= 0.0 and 0.0 <= with_order["gruen"][0] <= 1.0
     True
-"""
+""".replace("{options}", GRUEN_OPTIONS.args_text())
 
 PAPER_URL = "https://aclanthology.org/2020.findings-emnlp.9"
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Gruen(SharedInstance, validation.CheckedInputs, evaluate.Metric):
+class Gruen(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return validation.text_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL)
+        return metric_module.text_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL)
 
     def check_predictions(self, predictions) -> list[str]:
         """Strings only (blank ones score 0); a lone surrogate is not text."""
-        return validation.check_texts(predictions, surrogates=False, allow_blank=True)
+        return check_texts(predictions, surrogates=False, allow_blank=True)
 
     def _download_and_prepare(self, dl_manager) -> None:
         """The default models, loaded when first needed; compute calls with other models share them."""
@@ -84,7 +70,7 @@ class Gruen(SharedInstance, validation.CheckedInputs, evaluate.Metric):
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Check every text before ``evaluate`` stores them (it would turn None and numbers into strings)."""
-        validation.check_options(kwargs, GRUEN_OPTIONS.names)
+        check_options(kwargs, GRUEN_OPTIONS.names)
         if predictions is not None or (self.writer is None and self.num_process == 1):
             predictions = self.check_predictions(predictions)
         return super().compute(predictions=predictions, references=references, **kwargs)
@@ -107,4 +93,11 @@ class Gruen(SharedInstance, validation.CheckedInputs, evaluate.Metric):
         scorer = self.scorer.with_models(
             lm_model, cola_model, sop_model, lm_revision, cola_revision, sop_revision
         )
-        return scorer.score(predictions, coherence, lm_scoring, batch_size, device, precision).as_dict()
+        return scorer.score(
+            predictions,
+            coherence=coherence,
+            lm_scoring=lm_scoring,
+            batch_size=batch_size,
+            device=device,
+            precision=precision,
+        ).as_dict()

@@ -14,8 +14,9 @@ import os
 import evaluate
 import torch
 
-from story_quality import validation  # From: story-quality-metrics
-from story_quality.sharing import SharedInstance  # From: story-quality-metrics
+from story_quality import metric_module  # From: story-quality-metrics
+from story_quality.options import CONFIG_NAME_ARGUMENTS, check_options  # From: story-quality-metrics
+from story_quality.texts import check_texts  # From: story-quality-metrics
 from story_quality.union import CITATION, UnionScorer  # From: story-quality-metrics
 from story_quality.union.checkpoints import is_config_name  # From: story-quality-metrics
 from story_quality.union.options import DEFAULT_BATCH_SIZE, UNION_OPTIONS  # From: story-quality-metrics
@@ -37,22 +38,7 @@ Scores each story with a UNION checkpoint.
 Args:
     predictions (`list` of `str`): the stories to score, each one string, leading context
         (the first sentence, or the prompt) included, as UNION was trained.
-    batch_size (`int`): stories per forward pass (default 32). Scores do not depend on it.
-    device (`str`, `int` or `torch.device`, optional): where to run; the first GPU when
-        there is one, else the CPU.
-    max_length (`int`, optional): the window, in word pieces; default the checkpoint's
-        (256 for "default").
-    long_stories (`str`, optional): how a story longer than the window is read: "head" keeps
-        its first word pieces (the paper), "windows" scores consecutive windows of whole
-        sentences and averages them, weighted by their lengths. Default: what the checkpoint
-        records, else "head" ("default" records "windows"). Stories that fit the window
-        score the same either way.
-    rescale (`str`, optional): "human-roc" or "human-wp" also returns each story's percentile
-        among the held-back human stories of that domain, scored by the same checkpoint (a table
-        shipped with "default"; another checkpoint has none and is refused). Default None.
-    precision (`str`): "fp32" (default) or "bf16": bf16 autocast, faster on GPUs with bf16 and
-        CPUs with AMX or AVX-512 BF16 (refused on other hardware); scores move slightly and the
-        signature says "bf16-autocast".
+{options}
 
 Returns:
     scores (`list` of `float`): P(human-written) for each story, in input order, in [0, 1];
@@ -80,16 +66,16 @@ Examples:
     True
     >>> union.compute(predictions=[])["scores"]
     []
-"""
+""".replace("{options}", UNION_OPTIONS.args_text())
 
 PAPER_URL = "https://aclanthology.org/2020.emnlp-main.736"
 CODE_URL = "https://github.com/thu-coai/UNION"
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
+class Union(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return validation.text_metric_info(
+        return metric_module.text_metric_info(
             _DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL, codebase_url=CODE_URL
         )
 
@@ -107,13 +93,13 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
-        validation.check_options(kwargs, UNION_OPTIONS.names, validation.CONFIG_NAME_ARGUMENTS)
+        check_options(kwargs, UNION_OPTIONS.names, CONFIG_NAME_ARGUMENTS)
         with self.taking_turns():  # another thread's add must not land between the check and the work
             if predictions is None:  # score what add_batch gathered
                 if self.writer is None and self.num_process == 1:
-                    validation.check_texts(None)
+                    check_texts(None)
                 return super().compute(references=references, **kwargs)
-            texts = validation.check_texts(predictions)
+            texts = check_texts(predictions)
             if self.num_process == 1 and self.writer is None:
                 # Nothing added with add_batch, one process: score the list as given. evaluate's own
                 # path writes every story to an Arrow file and reads them all back into a second list,
@@ -133,8 +119,8 @@ class Union(SharedInstance, validation.CheckedInputs, evaluate.Metric):
     ) -> dict:
         result = self.scorer.score(
             predictions,
-            batch_size,
-            device,
+            batch_size=batch_size,
+            device=device,
             max_length=max_length,
             long_stories=long_stories,
             rescale=rescale,

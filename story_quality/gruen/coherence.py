@@ -17,9 +17,8 @@ import torch
 import torch.nn.functional as F
 
 from story_quality.batching import length_sorted_batches, pad_batch, progress
-
-from .model_loading import LoadedModel
-from .tokenization import encode_words
+from story_quality.gruen.loading import LoadedModel
+from story_quality.gruen.tokenization import encode_words
 
 ORIGINAL_ORDER = 0
 

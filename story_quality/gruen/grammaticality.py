@@ -25,9 +25,8 @@ import torch
 import torch.nn.functional as F
 
 from story_quality.batching import length_sorted_batches, pad_batch, progress
-
-from .model_loading import LoadedModel
-from .tokenization import encode_single
+from story_quality.gruen.loading import LoadedModel
+from story_quality.gruen.tokenization import encode_single
 
 COLA_MAX_LENGTH = 128
 HEAD_CHUNK = 1024  # positions per LM-head call: bounds the (positions x vocabulary) logits in memory

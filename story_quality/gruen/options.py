@@ -19,7 +19,13 @@ GRUEN_OPTIONS = OptionSpec(
     "gruen",
     (
         Option("lm_model", "model", LM_CHECKPOINT, "the masked LM"),
-        Option("cola_model", "model", COLA_CHECKPOINT, "the CoLA classifier (class 1 = acceptable)"),
+        Option(
+            "cola_model",
+            "model",
+            COLA_CHECKPOINT,
+            "the CoLA classifier (class 1 = acceptable); the default is bert-base-cased fine-tuned on CoLA "
+            "(validation MCC 0.5731 by its card), as the release's own fine-tune was never published",
+        ),
         Option("sop_model", "model", SOP_CHECKPOINT, "the ALBERT-style sentence-order model, with coherence"),
         Option(
             "lm_revision",

@@ -13,21 +13,21 @@ live here, once.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-import os
 import statistics
 from collections.abc import Sequence
-
-import torch
+from typing import Any
 
 from story_quality import precision as arithmetic
-from story_quality import validation
+from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.gruen.aspects import AspectScorer
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
-from story_quality.gruen.model_loading import ModelCache
-from story_quality.gruen.options import DEFAULT_BATCH_SIZE, GRUEN_OPTIONS
-from story_quality.gruen.preprocessing import text_to_sentences
-from story_quality.gruen.scoring import AspectScorer, ModelSpec
-from story_quality.signature import checkpoint_id, signature
+from story_quality.gruen.loading import ModelCache
+from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
+from story_quality.gruen.text import text_to_sentences
+from story_quality.signature import Signature
+from story_quality.texts import check_texts, has_word, unknown_shares, warn_unread_texts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,12 +79,11 @@ class GruenScorer:
         given = {"lm_model": lm_model, "cola_model": cola_model, "sop_model": sop_model}
         given |= {"lm_revision": lm_revision, "cola_revision": cola_revision, "sop_revision": sop_revision}
         checked = {name: GRUEN_OPTIONS[name].check(value) for name, value in given.items()}
-        self.lm: ModelSpec = (checked["lm_model"], checked["lm_revision"])
-        self.cola: ModelSpec = (
-            checked["cola_model"],
-            default_revision(checked["cola_model"], checked["cola_revision"]),
+        self.lm = CheckpointReference.parse(checked["lm_model"], checked["lm_revision"])
+        self.cola = CheckpointReference.parse(
+            checked["cola_model"], default_revision(checked["cola_model"], checked["cola_revision"])
         )
-        self.sop: ModelSpec = (checked["sop_model"], checked["sop_revision"])
+        self.sop = CheckpointReference.parse(checked["sop_model"], checked["sop_revision"])
         self.models = ModelCache() if models is None else models
 
     def with_models(
@@ -102,44 +101,37 @@ class GruenScorer:
         )
         return self if (other.lm, other.cola, other.sop) == (self.lm, self.cola, self.sop) else other
 
-    def signature(self, coherence: bool, lm_scoring: str, precision: str = "fp32") -> str:
+    def signature(self, coherence: bool, lm_scoring: str, precision: str = "fp32") -> Signature:
         """What made the scores: each model with its Hub revision or folder sha256, and the settings."""
         models = [("lm", self.lm), ("cola", self.cola)] + ([("sop", self.sop)] if coherence else [])
-        return signature(
+        return Signature.of(
             "gruen",
-            *(
-                f"{role}:{checkpoint_id(name, os.path.expanduser(name), revision)}"
-                for role, (name, revision) in models
-            ),
+            *(f"{role}:{checkpoint.label()}" for role, checkpoint in models),
             f"lm_scoring:{lm_scoring}",
             f"coherence:{'on' if coherence else 'off'}",
             arithmetic.SIGNATURE_LABELS[precision],
         )
 
-    def score(
-        self,
-        texts: Sequence[str],
-        coherence: bool = False,
-        lm_scoring: str = "reference",
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        device: str | int | torch.device | None = None,
-        precision: str = "fp32",
-    ) -> GruenResult:
+    @functools.partial(GRUEN_OPTIONS.keywords, leave_out=MODEL_OPTIONS)
+    def score(self, texts: Sequence[str], **options: Any) -> GruenResult:
         """Each text's GRUEN score and aspects; every option and text is checked before any work.
 
         Text with no word (blank, invisible, punctuation or emoji only) scores 0, and a call whose
         texts all score 0 loads no model.
         """
-        given = {"coherence": coherence, "lm_scoring": lm_scoring, "batch_size": batch_size}
-        checked = GRUEN_OPTIONS.check({**given, "device": device, "precision": precision})
+        models = [name for name in options if name in MODEL_OPTIONS]
+        if models:
+            raise TypeError(
+                f"score() takes no {models[0]!r}: the models are the scorer's (GruenScorer(...))."
+            )
+        checked = GRUEN_OPTIONS.check(options)
         arithmetic.check_precision(checked["precision"], checked["device"])
         # Strings only (blank ones score 0); a lone surrogate is not text.
-        texts = validation.check_texts(texts, surrogates=False, allow_blank=True)
-        split = [text_to_sentences(text if validation.has_word(text) else "") for text in texts]
+        texts = check_texts(texts, surrogates=False, allow_blank=True)
+        split = [text_to_sentences(text if has_word(text) else "") for text in texts]
         if any(split):
-            lm_tokenizer = self.models.get("lm", *self.lm, checked["device"]).tokenizer
-            shares = validation.unknown_shares(lm_tokenizer, texts)
-            validation.warn_unread_texts(texts, shares)
+            lm_tokenizer = self.models.get("lm", self.lm, checked["device"]).tokenizer
+            warn_unread_texts(texts, unknown_shares(lm_tokenizer, texts))
         aspects = AspectScorer(
             self.models, checked["device"], checked["batch_size"], checked["precision"]
         ).score(
@@ -155,5 +147,5 @@ class GruenScorer:
             redundancy=aspects["redundancy"],
             focus=aspects["focus"],
             coherence=aspects["coherence"],
-            signature=self.signature(checked["coherence"], checked["lm_scoring"], checked["precision"]),
+            signature=str(self.signature(checked["coherence"], checked["lm_scoring"], checked["precision"])),
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from .model_loading import LoadedModel
+from story_quality.gruen.loading import LoadedModel
 
 logger = logging.getLogger(__name__)
 

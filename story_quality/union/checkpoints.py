@@ -11,10 +11,10 @@ only as the Hub ids a checkpoint trained with that preset is published under.
 from __future__ import annotations
 
 import importlib.util
-import os
 import pathlib
 
 from story_quality.checkpoint_files import sha256_of
+from story_quality.checkpoint_reference import CheckpointReference
 
 # Where a checkpoint trained with each corpus preset is pushed (training/union_presets.py); none is
 # published yet, so these are not config names of the metric (resolve_checkpoint refuses them).
@@ -22,31 +22,31 @@ PUBLISHED_CHECKPOINTS: dict[str, str] = {
     "roc": "story-quality-metrics/union-roc",
     "wp": "story-quality-metrics/union-wp",
 }
-EMBEDDED_NAME = "default"
+SHIPPED_DEFAULT = "default"
 # The installed package that carries the shipped default as package data. ``evaluate`` runs
 # a copy of the metric script from its module cache, away from the folder, so the folder is
 # found through the installed package rather than beside this file.
-EMBEDDED_PACKAGE = "story_quality.metrics.union"
-EMBEDDED_FOLDER = "default_checkpoint"
+SHIPPED_DEFAULT_PACKAGE = "story_quality.metrics.union"
+SHIPPED_DEFAULT_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped default's MANIFEST, which lists the sha256 of every other file in it.
-EMBEDDED_MANIFEST_SHA256 = "7bc145ef17c26caa18379e41846c3d31aa53a08a077dde4b26ab07979ef645be"
+SHIPPED_DEFAULT_MANIFEST_SHA256 = "d5b4aa27a4a075b7c50daf19d61807b3174a610e4c62c7ea20d16ec5f7c0b320"
 
 
 class CheckpointError(OSError):
     """A UNION checkpoint that cannot be loaded: the message names it, the cause and what to do."""
 
 
-def embedded_checkpoint_dir() -> pathlib.Path:
+def shipped_default_dir() -> pathlib.Path:
     """The shipped default's folder, package data of ``story_quality.metrics.union``."""
-    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    spec = importlib.util.find_spec(SHIPPED_DEFAULT_PACKAGE)
     for location in (spec.submodule_search_locations or []) if spec else []:
-        candidate = pathlib.Path(location) / EMBEDDED_FOLDER
+        candidate = pathlib.Path(location) / SHIPPED_DEFAULT_FOLDER
         if candidate.is_dir():
             return candidate
     raise CheckpointError(
-        f"The shipped UNION checkpoint ('{EMBEDDED_NAME}') was not found: it is package data of the "
-        f"'story-quality-metrics' project ({EMBEDDED_PACKAGE.replace('.', '/')}/{EMBEDDED_FOLDER}/). "
+        f"The shipped UNION checkpoint ('{SHIPPED_DEFAULT}') was not found: it is package data of the "
+        f"'story-quality-metrics' project ({SHIPPED_DEFAULT_PACKAGE.replace('.', '/')}/{SHIPPED_DEFAULT_FOLDER}/). "
         "Install the project (pip install story-quality-metrics, or pip install -e . in a clone), or "
         "pass a local checkpoint folder as the config name."
     )
@@ -88,7 +88,7 @@ def alternative_hint() -> str:
     """What to load instead of a checkpoint that failed: the shipped default, or a local folder."""
     return (
         "The shipped default loads offline: "
-        f'evaluate.load(story_quality.metric_path("union"), "{EMBEDDED_NAME}").'
+        f'evaluate.load(story_quality.metric_path("union"), "{SHIPPED_DEFAULT}").'
     )
 
 
@@ -99,27 +99,30 @@ def is_config_name(name: str) -> bool:
     >>> is_config_name("default"), is_config_name("wp"), is_config_name("someone/their-union")
     (True, True, False)
     """
-    return name == EMBEDDED_NAME or name in PUBLISHED_CHECKPOINTS
+    return name == SHIPPED_DEFAULT or name in PUBLISHED_CHECKPOINTS
 
 
-def resolve_checkpoint(name: str) -> str:
-    """Map a config name to what ``from_pretrained`` loads: the shipped default's folder, a Hub id or a directory.
+def resolve_checkpoint(name: str) -> CheckpointReference:
+    """What a config name means: the shipped default's verified folder, a local folder, or a Hub id
+    (``org/model@revision`` pins one); ``"roc"`` / ``"wp"`` are refused.
 
-    >>> resolve_checkpoint("someone/their-union")
-    'someone/their-union'
+    >>> resolve_checkpoint("someone/their-union@v1")
+    CheckpointReference(name='someone/their-union@v1', source='someone/their-union', revision='v1', local=False)
     """
-    if name == EMBEDDED_NAME:
-        folder = embedded_checkpoint_dir()
-        verify_checkpoint(folder, EMBEDDED_MANIFEST_SHA256)
-        return str(folder)
-    named, _, revision = name.partition("@")
-    if named in PUBLISHED_CHECKPOINTS and not os.path.isdir(name):
-        raise CheckpointError(unpublished_message(name, named))
-    if revision and named == EMBEDDED_NAME and not os.path.isdir(name):
+    if name == SHIPPED_DEFAULT:
+        folder = shipped_default_dir()
+        verify_checkpoint(folder, SHIPPED_DEFAULT_MANIFEST_SHA256)
+        return CheckpointReference.folder(name, folder)
+    reference = CheckpointReference.parse(name)
+    if reference.local:
+        return reference
+    if reference.source in PUBLISHED_CHECKPOINTS:
+        raise CheckpointError(unpublished_message(name, reference.source))
+    if reference.source == SHIPPED_DEFAULT:
         raise CheckpointError(
-            f"{name!r}: the named checkpoint {named!r} takes no revision (it is shipped inside the package)."
+            f"{name!r}: the shipped default {SHIPPED_DEFAULT!r} takes no revision (it is inside the package)."
         )
-    return os.path.expanduser(name)
+    return reference
 
 
 def unpublished_message(name: str, preset: str) -> str:

@@ -2,7 +2,7 @@
 
 A raw score ranks stories but does not say how good a story reads: the shipped default gives
 coherent human ROC stories 0.73 on average, and no score means "as good as a person". For each
-shipped checkpoint a small table (package data in ``human_reference/``) holds the scores that
+shipped checkpoint a small table (package data in ``human_scale_tables/``) holds the scores that
 checkpoint gives the human stories the development suite holds back from training, per domain
 (``roc``: ROCStories; ``wp``: WritingPrompts, prompt and about 200 words). With
 ``rescale="human-roc"`` (or ``"human-wp"``) the metric returns, beside each raw score, its
@@ -22,7 +22,6 @@ from the data; a new shipped checkpoint needs that command and the new pin below
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import pathlib
@@ -32,15 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from story_quality.precision import SIGNATURE_LABELS
-from story_quality.signature import weights_sha256
+from story_quality.checkpoint_files import sha256_of, weights_sha256
+from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.signature import Signature, SignatureError
 
 RESCALES = {"human-roc": "roc", "human-wp": "wp"}
-TABLE_FOLDER = pathlib.Path(__file__).with_name("human_reference")
-# Signature parts that may differ between a table and a call: the package version and the
-# arithmetic precision (fp32, or bf16 autocast when asked) leave a checkpoint's reading alone.
-_VERSION_PREFIX = "v"
-_PRECISIONS = tuple(SIGNATURE_LABELS.values())
+TABLE_FOLDER = pathlib.Path(__file__).with_name("human_scale_tables")
 
 
 @dataclass(frozen=True)
@@ -59,12 +55,12 @@ TABLES: dict[str, TableEntry] = {
 }
 
 
-class HumanReferenceError(ValueError):
-    """No usable human reference table: the message names the checkpoint, the table and what to do."""
+class HumanScaleError(ValueError):
+    """No usable human scale table: the message names the checkpoint, the table and what to do."""
 
 
 @dataclass(frozen=True)
-class HumanReference:
+class HumanScale:
     """One checkpoint's scores of held-back human stories, per domain, sorted."""
 
     checkpoint: str
@@ -105,49 +101,40 @@ def percentile_ranks(scores: Sequence[float] | np.ndarray, reference: np.ndarray
     return 100.0 * (below + at_most) / (2 * len(ordered))
 
 
-def file_sha256(path: pathlib.Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def checkpoint_label(signature: str) -> str:
+def checkpoint_label(signature: str | Signature) -> str:
     """The ``checkpoint:`` part of a union signature (``default@sha256:8332b595696f``)."""
-    for part in signature.split("|"):
-        if part.startswith("checkpoint:"):
-            return part.removeprefix("checkpoint:")
-    raise HumanReferenceError(f"the signature {signature!r} names no checkpoint; it is not a union signature")
+    try:
+        parsed = signature if isinstance(signature, Signature) else Signature.parse(signature)
+        return parsed["checkpoint"]
+    except SignatureError:
+        raise HumanScaleError(
+            f"the signature {signature!s} names no checkpoint; it is not a union signature"
+        ) from None
 
 
-def without_rescale(signature: str) -> str:
-    """The signature without its human-scale part: the raw scores' own signature.
+def raw_reading(signature: str | Signature) -> tuple[str, ...]:
+    """What changes a raw score (:meth:`Signature.reading`), the human-scale part left out: a table's
+    stories and a call's must agree on it.
 
-    >>> without_rescale("union|v1|checkpoint:default@sha256:ab|fp32|human-roc:sha256:cd")
-    'union|v1|checkpoint:default@sha256:ab|fp32'
+    >>> raw_reading("union|v1|checkpoint:default@sha256:ab|window:256|fp32|human-roc:sha256:cd")
+    ('union', 'checkpoint:default@sha256:ab', 'window:256')
     """
-    return "|".join(part for part in signature.split("|") if part.split(":", 1)[0] not in RESCALES)
-
-
-def reading(signature: str) -> list[str]:
-    """The parts of a signature that change a score: metric, checkpoint, normalisation, window, reading."""
-    parts = signature.split("|")
-    return [
-        part
-        for position, part in enumerate(parts)
-        if not (position == 1 and part.startswith(_VERSION_PREFIX)) and part not in _PRECISIONS
-    ]
+    parsed = signature if isinstance(signature, Signature) else Signature.parse(signature)
+    return parsed.without(*RESCALES).reading()
 
 
 @functools.lru_cache(maxsize=8)
-def _read_table(path: str, size: int, mtime_ns: int, expected_sha256: str) -> HumanReference:
+def _read_table(path: str, size: int, mtime_ns: int, expected_sha256: str) -> HumanScale:
     location = pathlib.Path(path)
-    found = file_sha256(location)
+    found = sha256_of(location)
     if found != expected_sha256:
-        raise HumanReferenceError(
+        raise HumanScaleError(
             f"{location} is damaged or was changed: its sha256 is {found}, the pinned one {expected_sha256}. "
             "Reinstall the project, or rebuild the table (python -m benchmarks.human_reference_scores) "
             "and pin its new sha256 in story_quality/union/human_scale.py."
         )
     table: dict[str, Any] = json.loads(location.read_text(encoding="utf-8"))
-    return HumanReference(
+    return HumanScale(
         checkpoint=table["checkpoint"],
         weights_sha256=table.get("weights_sha256"),
         signature=table["signature"],
@@ -157,47 +144,47 @@ def _read_table(path: str, size: int, mtime_ns: int, expected_sha256: str) -> Hu
     )
 
 
-def load_table(path: str | os.PathLike, expected_sha256: str) -> HumanReference:
-    """A table file, after checking it against its pinned sha256 (:class:`HumanReferenceError` if not)."""
+def load_table(path: str | os.PathLike, expected_sha256: str) -> HumanScale:
+    """A table file, after checking it against its pinned sha256 (:class:`HumanScaleError` if not)."""
     location = pathlib.Path(path)
     if not location.is_file():
-        raise HumanReferenceError(f"the human reference table {location} is missing; reinstall the project")
+        raise HumanScaleError(f"the human scale table {location} is missing; reinstall the project")
     stat = location.stat()
     return _read_table(str(location), stat.st_size, stat.st_mtime_ns, expected_sha256)
 
 
-def reference_for(label: str) -> HumanReference:
+def human_scale_for(label: str) -> HumanScale:
     """The table of the checkpoint whose signature label is ``label``, or an error naming the tables there are."""
     name = label.rsplit("@", 1)[0]
     entry = TABLES.get(name)
     if entry is None:
-        raise HumanReferenceError(
-            f"no human reference table for the UNION checkpoint {name!r} ({label}): tables exist for "
+        raise HumanScaleError(
+            f"no human scale table for the UNION checkpoint {name!r} ({label}): tables exist for "
             f"{', '.join(repr(known) for known in TABLES)}. Score with one of those checkpoints, or without rescale."
         )
     table = load_table(entry.path, entry.sha256)
     if table.checkpoint != label:
-        raise HumanReferenceError(
-            f"the human reference table of {name!r} ({entry.path.name}) was made with {table.checkpoint}, "
+        raise HumanScaleError(
+            f"the human scale table of {name!r} ({entry.path.name}) was made with {table.checkpoint}, "
             f"not with {label}: another checkpoint's human stories would give wrong percentiles."
         )
     return table
 
 
-def reference_for_call(rescale: str, signature: str, checkpoint: str) -> HumanReference:
-    """The table for a metric call with ``signature`` on ``checkpoint`` (a folder or a Hub id), after
-    checking it was made with the same weights and the same reading of the stories."""
+def human_scale_for_call(rescale: str, signature: Signature, checkpoint: CheckpointReference) -> HumanScale:
+    """The table for a metric call with ``signature`` on ``checkpoint``, after checking it was made
+    with the same weights and the same reading of the stories."""
     if rescale not in RESCALES:
         raise ValueError(f"rescale must be one of {', '.join(map(repr, RESCALES))} or None, got {rescale!r}")
-    table = reference_for(checkpoint_label(signature))
-    if os.path.isdir(checkpoint) and table.weights_sha256 != weights_sha256(checkpoint):
-        raise HumanReferenceError(
-            f"the human reference table {table.path.name} was made with weights of sha256 "
-            f"{table.weights_sha256}; the checkpoint in {checkpoint} has other weights."
+    table = human_scale_for(signature["checkpoint"])
+    if checkpoint.local and table.weights_sha256 != weights_sha256(checkpoint.source):
+        raise HumanScaleError(
+            f"the human scale table {table.path.name} was made with weights of sha256 "
+            f"{table.weights_sha256}; the checkpoint in {checkpoint.source} has other weights."
         )
-    if reading(table.signature) != reading(signature):
-        differs = sorted(set(reading(signature)) - set(reading(table.signature)))
-        raise HumanReferenceError(
+    if raw_reading(table.signature) != raw_reading(signature):
+        differs = sorted(set(raw_reading(signature)) - set(raw_reading(table.signature)))
+        raise HumanScaleError(
             f"rescale={rescale!r}: the human stories of {table.path.name} were read as {table.signature}; "
             f"this call reads them differently ({', '.join(differs)}). Drop max_length / long_stories "
             "to use the checkpoint's own reading, or drop rescale."
@@ -227,4 +214,4 @@ def write_table(
     }
     location = pathlib.Path(path)
     location.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
-    return file_sha256(location)
+    return sha256_of(location)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import pathlib
 
 import torch
@@ -10,19 +9,13 @@ import transformers
 from safetensors import SafetensorError
 
 from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
+from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.devices import non_finite_tensor
 from story_quality.hub_reach import hub_lookup_options
+from story_quality.texts import unknown_share
 from story_quality.union.checkpoints import CheckpointError, alternative_hint
-from story_quality.validation import non_finite_tensor, unknown_share
 
 HUMAN_LABEL = "human"
-
-
-def split_revision(name: str) -> tuple[str, str | None]:
-    """``"org/model@rev"`` -> (``"org/model"``, ``"rev"``); a local path is never split."""
-    if os.path.isdir(name) or "@" not in name:
-        return name, None
-    repo_id, revision = name.rsplit("@", 1)
-    return repo_id, revision or None
 
 
 def refuse_unscorable(encoded, tokenizer) -> list[float]:
@@ -43,17 +36,18 @@ def refuse_unscorable(encoded, tokenizer) -> list[float]:
     return shares
 
 
-def load_checkpoint(source: str, revision: str | None, name: str):
+def load_checkpoint(checkpoint: CheckpointReference):
     """Tokenizer and classifier (fp32: the shipped fp16 weights are upcast), or one clear error."""
-    kwargs = {} if revision is None else {"revision": revision}
-    problem = local_checkpoint_problem(pathlib.Path(source)) if os.path.isdir(source) else None
+    name, source = checkpoint.name, checkpoint.source
+    kwargs = {} if checkpoint.revision is None else {"revision": checkpoint.revision}
+    problem = local_checkpoint_problem(pathlib.Path(source)) if checkpoint.local else None
     if problem:
         raise CheckpointError(
             f"Cannot load the UNION checkpoint {name!r} from the local folder {source}: {problem}. A UNION "
             f"checkpoint folder holds {CHECKPOINT_LAYOUT} (what training/train_union.py writes). "
             f"{alternative_hint()}"
         )
-    lookup, unreachable = hub_lookup_options(source, os.path.isdir(source))
+    lookup, unreachable = hub_lookup_options(source, checkpoint.local)
     kwargs.update(lookup)
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
@@ -64,7 +58,7 @@ def load_checkpoint(source: str, revision: str | None, name: str):
     except (OSError, ValueError, SafetensorError) as error:
         where = (
             "the local folder"
-            if os.path.isdir(source)
+            if checkpoint.local
             else "the Hugging Face Hub (there is no local folder of that name either)"
         )
         cause = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else type(error).__name__

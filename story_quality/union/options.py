@@ -9,22 +9,25 @@ from __future__ import annotations
 import json
 
 from story_quality.options import DEVICE, PRECISION, Option, OptionSpec
+from story_quality.union.encoding import MIN_WINDOW
 from story_quality.union.human_scale import RESCALES
-from story_quality.union.scoring import MIN_WINDOW
-from story_quality.union.windows import CONFIG_KEY, LONG_STORIES
 
 DEFAULT_BATCH_SIZE = 32
+# How a story longer than the window is read (story_quality.union.windows), and the config key
+# under which a checkpoint records the reading it was validated with.
+LONG_STORIES = ("head", "windows")
+LONG_STORIES_CONFIG_KEY = "union_long_stories"
 
 
 def shipped_long_stories() -> str:
     """How the shipped default checkpoint reads a long story, as its config records it."""
-    from story_quality.union.checkpoints import embedded_checkpoint_dir
+    from story_quality.union.checkpoints import shipped_default_dir
 
     try:
-        config = json.loads((embedded_checkpoint_dir() / "config.json").read_text(encoding="utf-8"))
+        config = json.loads((shipped_default_dir() / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return "(not found: the shipped checkpoint is missing)"
-    return config.get(CONFIG_KEY) or "head"
+    return config.get(LONG_STORIES_CONFIG_KEY) or "head"
 
 
 UNION_OPTIONS = OptionSpec(
@@ -53,8 +56,10 @@ UNION_OPTIONS = OptionSpec(
             "windows scores consecutive windows of whole sentences and averages them, weighted by their "
             "lengths; a story that fits the window scores the same either way",
             choices=LONG_STORIES,
-            default_text="what the checkpoint records, else head; the shipped default records "
-            f"{shipped_long_stories()}",
+            default_text=lambda: (
+                "what the checkpoint records, else head; the shipped default records "
+                + shipped_long_stories()
+            ),
         ),
         Option(
             "rescale",

@@ -22,17 +22,19 @@ from typing import Any
 import torch
 
 from story_quality import precision as arithmetic
-from story_quality import validation
 from story_quality.batching import progress
-from story_quality.model_positions import model_window
-from story_quality.signature import checkpoint_id, normalization_label, signature
+from story_quality.model_window import model_window
+from story_quality.options import check_window
+from story_quality.signature import Signature, normalization_label
+from story_quality.texts import check_texts, warn_unread_texts
 from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from story_quality.union.checkpoints import EMBEDDED_NAME, resolve_checkpoint
-from story_quality.union.human_scale import RESCALES, HumanReference, reference_for_call
-from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable, split_revision
-from story_quality.union.options import DEFAULT_BATCH_SIZE, UNION_OPTIONS
-from story_quality.union.scoring import Encoded, class_probabilities, encode
-from story_quality.union.story_text import StoryNormalization
+from story_quality.union.checkpoints import SHIPPED_DEFAULT, resolve_checkpoint
+from story_quality.union.encoding import Encoded, encode
+from story_quality.union.human_scale import RESCALES, HumanScale, human_scale_for_call
+from story_quality.union.inference import class_probabilities
+from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable
+from story_quality.union.options import UNION_OPTIONS
+from story_quality.union.text import StoryNormalization
 from story_quality.union.windows import encode_windows, recorded_long_stories, story_means
 from story_quality.warning_origin import user_stacklevel
 
@@ -58,32 +60,33 @@ class UnionResult:
 
 @dataclasses.dataclass(frozen=True)
 class Reading:
-    """How one call reads its texts: checked options resolved against the checkpoint."""
+    """How one call reads its texts: every option of :data:`UNION_OPTIONS`, checked, with those the
+    checkpoint decides (the window, how long stories are read, the precision the device allows)
+    resolved against it. ``reading.NAME`` is option ``NAME``'s value."""
 
-    batch_size: int
-    device: torch.device
-    window: int
-    long_stories: str
-    rescale: str | None
-    precision: str
+    options: Mapping[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["options"][name]
+        except KeyError:
+            raise AttributeError(f"a union call has no option {name!r}") from None
 
 
 class UnionScorer:
     """A UNION checkpoint, loaded once: a config name (``default``, ``roc``, ``wp``), a Hub id
     (``org/model@revision`` pins one) or a folder."""
 
-    def __init__(self, checkpoint: str = EMBEDDED_NAME) -> None:
-        source, revision = split_revision(resolve_checkpoint(checkpoint))
-        local = os.path.isdir(source)
-        self.tokenizer, self.model = load_checkpoint(source, None if local else revision, checkpoint)
+    def __init__(self, checkpoint: str = SHIPPED_DEFAULT) -> None:
+        self.checkpoint = resolve_checkpoint(checkpoint)
+        self.tokenizer, self.model = load_checkpoint(self.checkpoint)
         self.logits_fn = (
             BertClassifierFastPath(self.model) if supports_fast_path(self.model) else self._model_logits
         )
-        self.label_index = human_label_index(self.model.config, source)
+        self.label_index = human_label_index(self.model.config, self.checkpoint.source)
         self.normalization = StoryNormalization.from_config(self.model.config)
         self.long_stories = recorded_long_stories(self.model.config)
-        self.checkpoint = source if local else f"{source}@{revision or 'main'}"
-        self.checkpoint_label = checkpoint_id(checkpoint, source, revision, local)
+        self.checkpoint_label = self.checkpoint.label()  # hashes a folder's files once
 
     def _model_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
@@ -93,19 +96,17 @@ class UnionScorer:
         against this checkpoint: its window, and how it reads long stories when not told."""
         checked = UNION_OPTIONS.check(options)
         limit = model_window(self.tokenizer, self.model.config)
-        window = validation.check_window(checked["max_length"], limit, UNION_OPTIONS["max_length"].minimum)
-        return Reading(
-            batch_size=checked["batch_size"],
-            device=checked["device"],
-            window=model_window(self.tokenizer, self.model.config, window),
-            long_stories=checked["long_stories"] or self.long_stories,
-            rescale=checked["rescale"],
-            precision=arithmetic.check_precision(checked["precision"], checked["device"]),
-        )
+        window = check_window(checked["max_length"], limit, UNION_OPTIONS["max_length"].minimum)
+        resolved = {
+            "window": model_window(self.tokenizer, self.model.config, window),
+            "long_stories": checked["long_stories"] or self.long_stories,
+            "precision": arithmetic.check_precision(checked["precision"], checked["device"]),
+        }
+        return Reading({**checked, **resolved})
 
-    def signature(self, reading: Reading) -> str:
+    def signature(self, reading: Reading) -> Signature:
         """What made the scores: checkpoint, normalisation, window and reading, precision, version."""
-        return signature(
+        return Signature.of(
             "union",
             f"checkpoint:{self.checkpoint_label}",
             f"norm:{normalization_label(self.normalization.to_dict())}",
@@ -114,29 +115,20 @@ class UnionScorer:
             arithmetic.SIGNATURE_LABELS[reading.precision],
         )
 
-    def score(
-        self,
-        texts: Sequence[str],
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        device: str | int | torch.device | None = None,
-        max_length: int | None = None,
-        long_stories: str | None = None,
-        rescale: str | None = None,
-        precision: str = "fp32",
-    ) -> UnionResult:
-        """P(human-written) of each text; every text and option is checked before any work."""
-        texts = validation.check_texts(texts)
-        options = {"batch_size": batch_size, "device": device, "max_length": max_length}
-        given = {"long_stories": long_stories, "rescale": rescale, "precision": precision}
-        reading = self.reading({**options, **given})
+    @UNION_OPTIONS.keywords
+    def score(self, texts: Sequence[str], **options: Any) -> UnionResult:
+        """P(human-written) of each text; every text and option (:data:`UNION_OPTIONS`, keyword
+        arguments) is checked before any work."""
+        texts = check_texts(texts)
+        reading = self.reading(options)
         made_by = self.signature(reading)
         human = None
         if reading.rescale is not None:  # the table is checked before any story is read
-            human = reference_for_call(reading.rescale, made_by, self.checkpoint)
+            human = human_scale_for_call(reading.rescale, made_by, self.checkpoint)
         if next(self.model.parameters()).device != reading.device:
             self.model.to(reading.device)
         scores = self._scores(texts, reading)
-        return _with_percentiles(UnionResult(scores, made_by), reading.rescale, human)
+        return _with_percentiles(UnionResult(scores, str(made_by)), reading.rescale, human)
 
     def _encode(self, texts: list[str], reading: Reading) -> Encoded:
         with progress(total=len(texts), desc="UNION text", unit="story") as bar:
@@ -150,7 +142,7 @@ class UnionScorer:
 
     def _scores(self, texts: list[str], reading: Reading) -> list[float]:
         encoded = self._encode(texts, reading)
-        validation.warn_unread_texts(texts, refuse_unscorable(encoded, self.tokenizer))
+        warn_unread_texts(texts, refuse_unscorable(encoded, self.tokenizer))
         if encoded.truncated:
             warnings.warn(
                 f"{len(encoded.truncated)} of {len(texts)} stories are longer than the model's window of "
@@ -171,7 +163,7 @@ class UnionScorer:
         return story_means(window_scores, encoded, len(texts))
 
 
-def _with_percentiles(result: UnionResult, rescale: str | None, human: HumanReference | None) -> UnionResult:
+def _with_percentiles(result: UnionResult, rescale: str | None, human: HumanScale | None) -> UnionResult:
     """``result`` with each score's percentile among the human stories, and the table in its signature."""
     if rescale is None or human is None:
         return result
@@ -180,3 +172,11 @@ def _with_percentiles(result: UnionResult, rescale: str | None, human: HumanRefe
         percentiles=human.percentiles(result.scores, RESCALES[rescale]),
         signature=f"{result.signature}|{human.signature_part(rescale)}",
     )
+
+
+def score_stories(
+    checkpoint: str | os.PathLike, stories: Sequence[str], batch_size: int = 32, device: Any = None
+) -> list[float]:
+    """The ``union`` metric's scores of ``stories`` under a local checkpoint folder (its scorer, loaded here)."""
+    scorer = UnionScorer(os.path.abspath(checkpoint))
+    return scorer.score(list(stories), batch_size=batch_size, device=device).scores

@@ -21,19 +21,17 @@ import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from story_quality.union.scoring import ENCODE_CHUNK, Encoded, Rows, special_affixes
-from story_quality.union.story_text import StoryNormalization, split_sentences
-
-CONFIG_KEY = "union_long_stories"
-LONG_STORIES = ("head", "windows")
+from story_quality.union.encoding import ENCODE_CHUNK, Encoded, Rows, special_affixes
+from story_quality.union.options import LONG_STORIES, LONG_STORIES_CONFIG_KEY
+from story_quality.union.text import StoryNormalization, split_sentences
 
 
 def recorded_long_stories(config: Any) -> str:
     """How a checkpoint reads a story longer than its window: what it records, else ``"head"``."""
-    recorded = getattr(config, CONFIG_KEY, None) or "head"
+    recorded = getattr(config, LONG_STORIES_CONFIG_KEY, None) or "head"
     if recorded not in LONG_STORIES:
         raise ValueError(
-            f"The checkpoint's '{CONFIG_KEY}' is {recorded!r}; this version knows {list(LONG_STORIES)}. "
+            f"The checkpoint's '{LONG_STORIES_CONFIG_KEY}' is {recorded!r}; this version knows {list(LONG_STORIES)}. "
             "Upgrade the metric."
         )
     return recorded
@@ -42,7 +40,7 @@ def recorded_long_stories(config: Any) -> str:
 def text_and_sentence_starts(normalization: StoryNormalization, text: str) -> tuple[str, list[int]]:
     """The text the model reads (``normalization(text)``) and where each of its sentences starts.
 
-    >>> from story_quality.union.story_text import ROC_STORIES
+    >>> from story_quality.union.text import ROC_STORIES
     >>> text_and_sentence_starts(ROC_STORIES, "Tom ran. He fell!")
     ('[MALE] ran . he fell !', [0, 13])
     """

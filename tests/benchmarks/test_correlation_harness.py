@@ -9,8 +9,8 @@ import pytest
 from benchmarks.correlation import evaluate_scores
 from benchmarks.correlation.__main__ import main, parse_metric_spec
 from benchmarks.correlation.robustness import biased_sets, error_type_sets, reasonable_vote_counts
-from story_quality.annotations import read_annotations
-from story_quality.meta_evaluation import correlate, williams_test
+from story_quality.evaluation.annotations import read_annotations
+from story_quality.evaluation.correlation import correlate, williams_test
 
 
 def tiny_corpus(n=40, seed=0):

@@ -16,7 +16,7 @@ from benchmarks.correlation.robustness import (
     sample_biased_set,
     story_error_types,
 )
-from story_quality.annotations import AnnotatedStories
+from story_quality.evaluation.annotations import AnnotatedStories
 
 
 def test_eight_sets_and_the_inclusion_rule():

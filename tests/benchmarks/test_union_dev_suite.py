@@ -11,9 +11,9 @@ from tiny_models import save_union_checkpoint
 
 from benchmarks import union_dev_suite
 from story_quality import precision
-from story_quality.meta_evaluation import METHODS, correlate
+from story_quality.evaluation.correlation import METHODS, correlate
 from story_quality.union import UnionScorer
-from story_quality.union.story_text import ROC_STORIES
+from story_quality.union.text import ROC_STORIES
 
 STORIES = [
     "Ken went to the store. He bought milk. He went home happy.",
@@ -36,7 +36,7 @@ def test_a_checkpoint_folder_is_scored_on_rated_and_paired_sets(tmp_path, monkey
     scorer = UnionScorer(str(checkpoint))
 
     def scores_of(texts: list[str]) -> np.ndarray:  # one call per set, as the suite scores them
-        return np.array(scorer.score(texts, 2, max_length=32).scores)
+        return np.array(scorer.score(texts, batch_size=2, max_length=32).scores)
 
     scores = scores_of(STORIES)
     measured = correlate(scores, human)
@@ -58,9 +58,9 @@ def test_the_suite_scores_in_the_precision_it_is_given(tmp_path, monkeypatch):
     monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
     for arithmetic in ("fp32", "bf16"):
         read = union_dev_suite.member_scorer(str(checkpoint), 2, None, None, arithmetic)
-        direct = UnionScorer(str(checkpoint)).score(STORIES, 2, precision=arithmetic).scores
+        direct = UnionScorer(str(checkpoint)).score(STORIES, batch_size=2, precision=arithmetic).scores
         assert read("set", STORIES).tolist() == direct
-    assert read("set", STORIES).tolist() != UnionScorer(str(checkpoint)).score(STORIES, 2).scores
+    assert read("set", STORIES).tolist() != UnionScorer(str(checkpoint)).score(STORIES, batch_size=2).scores
 
 
 def test_several_checkpoints_are_scored_by_the_mean_of_their_scores(tmp_path):
@@ -69,7 +69,7 @@ def test_several_checkpoints_are_scored_by_the_mean_of_their_scores(tmp_path):
     human = np.array([4.0, 1.0, 3.5, 2.0, 1.5])
     rated = [union_dev_suite.RatedSet("rated", STORIES, human)]
     rows = union_dev_suite.evaluate_checkpoint([str(first), str(second)], rated, [], 2, None)
-    each = [np.array(UnionScorer(str(c)).score(STORIES, 2).scores) for c in (first, second)]
+    each = [np.array(UnionScorer(str(c)).score(STORIES, batch_size=2).scores) for c in (first, second)]
     assert not np.allclose(each[0], each[1])  # two different models, so the mean is not either one
     measured = correlate((each[0] + each[1]) / 2, human)
     assert rows["rated"] == pytest.approx({m: measured.coefficient(m) for m in METHODS}, abs=1e-9)
@@ -85,7 +85,7 @@ def test_kept_scores_stand_in_for_their_checkpoint_and_only_for_the_texts_they_s
     direct = union_dev_suite.evaluate_checkpoint(str(first), rated, pairs, 2, None, kept=kept)
     assert sorted(kept) == ["pairs: corrupted", "pairs: human", "rated"]
     assert kept["rated"]["scores"] == pytest.approx(
-        UnionScorer(str(first)).score(STORIES, 2).scores, abs=1e-12
+        UnionScorer(str(first)).score(STORIES, batch_size=2).scores, abs=1e-12
     )
     path = tmp_path / "a.json"
     path.write_text(json.dumps(kept))

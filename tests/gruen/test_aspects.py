@@ -17,10 +17,12 @@ from transformers import (
     AutoTokenizer,
 )
 
-from story_quality.gruen import focus, preprocessing
+from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.gruen import focus
+from story_quality.gruen import text as preprocessing
 from story_quality.gruen.coherence import coherence_scores, split_pair
 from story_quality.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
-from story_quality.gruen.model_loading import load_model
+from story_quality.gruen.loading import load_model
 from story_quality.gruen.redundancy import edit_distance, redundancy_flags, redundancy_score
 
 SENTENCES = [
@@ -36,9 +38,10 @@ SENTENCES = [
 def models(tmp_path_factory):
     paths = save_all(tmp_path_factory.mktemp("gruen-models"))
     cpu = torch.device("cpu")
-    return {role: load_model(role, paths[f"{role}_model"], None, cpu) for role in ("lm", "cola", "sop")} | {
-        "paths": paths
-    }
+    return {
+        role: load_model(role, CheckpointReference.parse(paths[f"{role}_model"]), cpu)
+        for role in ("lm", "cola", "sop")
+    } | {"paths": paths}
 
 
 def test_reference_lm_equals_a_batch_size_one_loop(models):

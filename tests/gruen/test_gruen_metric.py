@@ -10,9 +10,10 @@ import torch
 from conftest import REPO
 from gruen_models import directory_digest, save_all
 
+from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.gruen.grammaticality import cola_scores, reference_lm_scores
-from story_quality.gruen.model_loading import load_model
-from story_quality.gruen.preprocessing import text_to_sentences
+from story_quality.gruen.loading import load_model
+from story_quality.gruen.text import text_to_sentences
 
 TEXTS = [
     "The dog went home. It was very happy. Then the dog ate a big apple.",
@@ -54,8 +55,8 @@ def test_outputs_per_text_in_input_order(metric, paths):
 def test_grammaticality_combines_the_slow_lm_and_cola_terms_as_released(metric, paths):
     cpu = torch.device("cpu")
     lm, cola = (
-        load_model("lm", paths["lm_model"], None, cpu),
-        load_model("cola", paths["cola_model"], None, cpu),
+        load_model("lm", CheckpointReference.parse(paths["lm_model"]), cpu),
+        load_model("cola", CheckpointReference.parse(paths["cola_model"]), cpu),
     )
     expected = []
     for text in TEXTS[:2]:
@@ -168,9 +169,12 @@ def test_sentences_longer_than_the_window_and_very_long_texts(metric, paths):
 
 def test_models_are_loaded_once_and_reloaded_when_a_name_changes(metric, paths, tmp_path):
     metric.compute(predictions=TEXTS[:1], **paths)
-    first = metric.scorer.models.get("lm", paths["lm_model"], None, torch.device("cpu"))
+    first = metric.scorer.models.get("lm", CheckpointReference.parse(paths["lm_model"]), torch.device("cpu"))
     metric.compute(predictions=TEXTS[1:2], **paths)
-    assert metric.scorer.models.get("lm", paths["lm_model"], None, torch.device("cpu")) is first
+    assert (
+        metric.scorer.models.get("lm", CheckpointReference.parse(paths["lm_model"]), torch.device("cpu"))
+        is first
+    )
     other = save_all(tmp_path)
     metric.compute(predictions=TEXTS[:1], **{**paths, "lm_model": other["lm_model"]})
     assert metric.scorer.models._entries["lm"][1] is not first

@@ -11,6 +11,7 @@ import torch
 from gruen_models import save_all
 
 from story_quality import metric_path, precision
+from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.gruen import GruenScorer
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, COLA_REVISION
 
@@ -45,15 +46,18 @@ def test_an_empty_call_loads_no_model_and_has_no_mean():
 
 def test_models_are_named_once_and_shared_by_a_scorer_of_other_models(paths, tmp_path):
     scorer = GruenScorer(**paths)
-    assert scorer.cola == (paths["cola_model"], None)
-    assert GruenScorer().cola == (COLA_CHECKPOINT, COLA_REVISION)  # the default's pinned commit
+    assert (scorer.cola.source, scorer.cola.revision, scorer.cola.local) == (paths["cola_model"], None, True)
+    assert (GruenScorer().cola.source, GruenScorer().cola.revision) == (
+        COLA_CHECKPOINT,
+        COLA_REVISION,
+    )  # pinned
     assert scorer.with_models(**paths) is scorer
     scorer.score(TEXTS[:1])
-    first = scorer.models.get("lm", paths["lm_model"], None, torch.device("cpu"))
+    first = scorer.models.get("lm", CheckpointReference.parse(paths["lm_model"]), torch.device("cpu"))
     other = scorer.with_models(**{**paths, "cola_model": save_all(tmp_path)["cola_model"]})
     assert other is not scorer and other.models is scorer.models
     other.score(TEXTS[:1])
-    assert other.models.get("lm", paths["lm_model"], None, torch.device("cpu")) is first
+    assert other.models.get("lm", CheckpointReference.parse(paths["lm_model"]), torch.device("cpu")) is first
 
 
 def test_model_names_and_options_are_checked(paths):
@@ -61,7 +65,9 @@ def test_model_names_and_options_are_checked(paths):
         GruenScorer(lm_model=5)
     with pytest.raises(TypeError, match="cola_revision must be a non-empty string"):
         GruenScorer(**paths, cola_revision=b"main")
-    assert GruenScorer(lm_model=pathlib.Path(paths["lm_model"])).lm == (paths["lm_model"], None)
+    assert GruenScorer(lm_model=pathlib.Path(paths["lm_model"])).lm == CheckpointReference.parse(
+        paths["lm_model"]
+    )
     scorer = GruenScorer(**paths)
     with pytest.raises(TypeError, match="coherence must be True or False, got str 'false'"):
         scorer.score(TEXTS, coherence="false")

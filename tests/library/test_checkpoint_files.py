@@ -12,7 +12,8 @@ from safetensors.torch import load_file
 from tiny_models import save_union_checkpoint
 
 from story_quality import metric_path
-from story_quality.gruen.model_loading import load_model
+from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.gruen.loading import load_model
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -77,12 +78,15 @@ def test_union_names_the_folder_and_the_bad_file(whole, tmp_path, problem):
 def test_gruen_names_the_model_the_folder_and_the_bad_file(whole, tmp_path, problem):
     folder = damaged_copy(whole, tmp_path, problem)
     with pytest.raises(OSError, match=rf"CoLA classifier \(cola_model\) from the local folder {folder}: "):
-        load_model("cola", str(folder), None, torch.device("cpu"))
+        load_model("cola", CheckpointReference.parse(str(folder)), torch.device("cpu"))
     with pytest.raises(OSError) as error:
-        load_model("cola", str(folder), None, torch.device("cpu"))
+        load_model("cola", CheckpointReference.parse(str(folder)), torch.device("cpu"))
     assert problem in str(error.value)
 
 
 def test_a_whole_folder_loads(whole):
-    assert load_model("cola", str(whole), None, torch.device("cpu")).model.config.num_labels == 2
+    assert (
+        load_model("cola", CheckpointReference.parse(str(whole)), torch.device("cpu")).model.config.num_labels
+        == 2
+    )
     assert evaluate.load(metric_path("union"), str(whole)).compute(predictions=["a b . c d ."])["scores"]

@@ -21,8 +21,9 @@ LOAD_UNION = (
     "import evaluate, story_quality; evaluate.load(story_quality.metric_path('union'), 'someone/union')"
 )
 LOAD_COLA = (
-    "import torch; from story_quality.gruen.model_loading import load_model; "
-    "load_model('cola', 'someone/cola', None, torch.device('cpu'))"
+    "import torch; from story_quality.gruen.loading import load_model; "
+    "from story_quality.checkpoint_reference import CheckpointReference; "
+    "load_model('cola', CheckpointReference.parse('someone/cola'), torch.device('cpu'))"
 )
 
 

@@ -11,7 +11,7 @@ from conftest import REPO
 from gruen_models import save_all
 from tiny_models import save_union_checkpoint, tokenizer
 
-from story_quality.evaluator import GeneratedTextEvaluator, bootstrap_means
+from story_quality.evaluation.evaluator import GeneratedTextEvaluator, bootstrap_means
 
 TEXTS = ["The dog ran home. It was happy.", "He went to school. Then he ate.", "She was sad. She slept."]
 

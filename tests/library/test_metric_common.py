@@ -46,16 +46,17 @@ def register_intensive_calls_patcher(name: str) -> Callable:
 @register_intensive_calls_patcher("gruen")
 def patch_gruen(module_name: str) -> Iterator[None]:
     """Every model GRUEN asks for (by role) is loaded from a tiny checkpoint folder instead."""
-    from story_quality.gruen import model_loading
+    from story_quality.checkpoint_reference import CheckpointReference
+    from story_quality.gruen import loading
 
-    real_load = model_loading.load_model
+    real_load = loading.load_model
     with tempfile.TemporaryDirectory(prefix="gruen-tiny-") as root:
         tiny = save_all(pathlib.Path(root))
 
-        def load_tiny(role, name, revision, device):
-            return real_load(role, tiny[f"{role}_model"], None, device)
+        def load_tiny(role, checkpoint, device):
+            return real_load(role, CheckpointReference.parse(tiny[f"{role}_model"]), device)
 
-        with patch("story_quality.gruen.model_loading.load_model", side_effect=load_tiny):
+        with patch("story_quality.gruen.loading.load_model", side_effect=load_tiny):
             yield
 
 

@@ -12,6 +12,7 @@ import numpy
 import pytest
 
 from story_quality import cli, metric_path, option_tables, options
+from story_quality.cli import score as score_command
 from story_quality.gruen import GruenScorer
 from story_quality.gruen import scorer as gruen_scorer
 from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
@@ -116,7 +117,7 @@ def test_the_flags_reach_the_scorer(monkeypatch):
             return gruen_scorer.GruenResult([], [], [], [], [], "gruen|v0")
 
     monkeypatch.setattr(gruen_scorer, "GruenScorer", Recording)
-    assert cli.load_scorer(args, "cpu")([])["signature"] == "gruen|v0"
+    assert score_command.load_scorer(args, "cpu")([])["signature"] == "gruen|v0"
     assert built == [given]
     assert scored == [{"coherence": True, "lm_scoring": "pll", "batch_size": 3, "device": "cpu"}]
     union = cli.parse_args(

@@ -11,8 +11,10 @@ from gruen_models import save_all
 from safetensors.torch import load_file, save_file
 from tiny_models import save_union_checkpoint
 
-from story_quality.signature import checkpoint_id, checkpoint_sha256, package_version
-from story_quality.union.story_text import NAMES_SHA256, ROC_STORIES
+from story_quality.checkpoint_files import checkpoint_sha256
+from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.signature import package_version
+from story_quality.union.text import NAMES_SHA256, ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 STORY = "Ken went to the store. He bought milk. He went home happy."
@@ -54,9 +56,9 @@ def test_the_same_weights_give_the_same_signature_and_other_weights_another(tmp_
 def test_files_beside_the_weights_that_change_scores_change_the_signature(tmp_path):
     """Issue 47: another vocabulary or config beside the same weights scores otherwise; a README does not."""
     folder = save_union_checkpoint(tmp_path / "run", normalization=ROC_STORIES.to_dict(), max_length=48)
-    before = checkpoint_id("run", str(folder), local=True)
+    before = CheckpointReference.parse(str(folder)).label()
     (folder / "README.md").write_text("notes")
-    assert checkpoint_id("run", str(folder), local=True) == before
+    assert CheckpointReference.parse(str(folder)).label() == before
     for name in ("config.json", *(path.name for path in folder.glob("tokenizer*")), "vocab.txt"):
         path = folder / name
         if not path.is_file():
@@ -65,9 +67,9 @@ def test_files_beside_the_weights_that_change_scores_change_the_signature(tmp_pa
         path.write_bytes(
             original.replace(b"}", b', "x": 1}', 1) if name.endswith(".json") else original + b"zz\n"
         )
-        assert checkpoint_id("run", str(folder), local=True) != before, name
+        assert CheckpointReference.parse(str(folder)).label() != before, name
         path.write_bytes(original)
-    assert checkpoint_id("run", str(folder), local=True) == before
+    assert CheckpointReference.parse(str(folder)).label() == before
 
 
 def test_an_empty_call_carries_the_signature_too(tmp_path):

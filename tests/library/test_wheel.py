@@ -22,7 +22,7 @@ import venv
 import pytest
 from tiny_models import save_union_checkpoint
 
-from story_quality.union.checkpoints import EMBEDDED_MANIFEST_SHA256
+from story_quality.union.checkpoints import SHIPPED_DEFAULT_MANIFEST_SHA256
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -136,7 +136,7 @@ def test_the_wheel_works_from_an_empty_directory(tmp_path):
         "HF_DATASETS_OFFLINE": "1",
         "NLTK_DATA": str(tmp_path / "nltk"),
     }
-    if EMBEDDED_MANIFEST_SHA256:
+    if SHIPPED_DEFAULT_MANIFEST_SHA256:
         checkpoint = "shipped"
     else:
         checkpoint = str(tmp_path / "union-checkpoint")

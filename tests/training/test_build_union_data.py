@@ -8,7 +8,7 @@ import datasets
 import pytest
 
 from story_quality.training import build_union_data
-from story_quality.union.story_text import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS
+from story_quality.union.text import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS
 
 STORY = (
     "{name} went to the park. {name} saw a dog. The dog was happy. {name} threw a ball. They played all day."

@@ -11,7 +11,7 @@ from tiny_models import save_union_checkpoint
 from story_quality.training import embedded_checkpoint
 from story_quality.training.embedded_checkpoint import export_embedded, main
 from story_quality.union.checkpoints import MANIFEST
-from story_quality.union.story_text import ROC_STORIES
+from story_quality.union.text import ROC_STORIES
 
 
 def contents(folder: pathlib.Path) -> dict[str, bytes]:

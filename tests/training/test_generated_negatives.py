@@ -16,7 +16,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from story_quality.training import generated_negatives as gn
 from story_quality.training.negatives import corruptions, generated, lm_continuations, story_lm
 from story_quality.training.negatives.corpus_hash import corpus_sha256
-from story_quality.union.story_text import SENTENCE_STOPS
+from story_quality.union.text import SENTENCE_STOPS
 
 WORDS = ["a", "b", "c", "d", "."]
 VOCABULARY = {word: index for index, word in enumerate(story_lm.SPECIALS + WORDS)}

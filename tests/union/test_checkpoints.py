@@ -17,14 +17,14 @@ from tiny_models import save_union_checkpoint
 from story_quality.checkpoint_files import sha256_of
 from story_quality.training.embedded_checkpoint import export_embedded
 from story_quality.union.checkpoints import (
-    EMBEDDED_MANIFEST_SHA256,
     MANIFEST,
+    SHIPPED_DEFAULT_MANIFEST_SHA256,
     CheckpointError,
-    embedded_checkpoint_dir,
     read_manifest,
+    shipped_default_dir,
     verify_checkpoint,
 )
-from story_quality.union.story_text import ROC_STORIES
+from story_quality.union.text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")
@@ -119,8 +119,8 @@ def readme_first_example() -> str:
 
 
 def test_the_shipped_checkpoint_is_intact_small_and_records_its_normalisation():
-    folder = embedded_checkpoint_dir()
-    verify_checkpoint(folder, EMBEDDED_MANIFEST_SHA256)
+    folder = shipped_default_dir()
+    verify_checkpoint(folder, SHIPPED_DEFAULT_MANIFEST_SHA256)
     assert sum(p.stat().st_size for p in folder.iterdir()) <= 48 * 10**6
     config = transformers.AutoConfig.from_pretrained(folder)
     assert config.union_normalization == ROC_STORIES.to_dict()
@@ -131,7 +131,7 @@ def test_the_shipped_checkpoint_is_intact_small_and_records_its_normalisation():
 
 def test_readme_first_example_runs_offline_with_the_shipped_default(monkeypatch):
     """Verbatim, from the clone's root, as a new user runs it; the shipped folder stays untouched."""
-    folder = embedded_checkpoint_dir()
+    folder = shipped_default_dir()
     before = {p.name: sha256_of(p) for p in folder.iterdir()}
     monkeypatch.chdir(REPO)
     namespace: dict = {}
@@ -146,16 +146,16 @@ def test_default_resolves_to_the_verified_shipped_folder(exported, monkeypatch):
     from story_quality.union import checkpoints
 
     _, shipped, digest = exported
-    monkeypatch.setattr(checkpoints, "EMBEDDED_MANIFEST_SHA256", digest)
-    monkeypatch.setattr(checkpoints, "embedded_checkpoint_dir", lambda: shipped)
-    assert checkpoints.resolve_checkpoint("default") == str(shipped)
-    monkeypatch.setattr(checkpoints, "EMBEDDED_MANIFEST_SHA256", "0" * 64)
+    monkeypatch.setattr(checkpoints, "SHIPPED_DEFAULT_MANIFEST_SHA256", digest)
+    monkeypatch.setattr(checkpoints, "shipped_default_dir", lambda: shipped)
+    assert checkpoints.resolve_checkpoint("default").source == str(shipped)
+    monkeypatch.setattr(checkpoints, "SHIPPED_DEFAULT_MANIFEST_SHA256", "0" * 64)
     with pytest.raises(CheckpointError, match="SHA256SUMS is damaged"):
         checkpoints.resolve_checkpoint("default")
 
 
 def test_the_shipped_card_names_the_base_model_and_data_and_no_machine_path():
-    card = (embedded_checkpoint_dir() / "README.md").read_text()
+    card = (shipped_default_dir() / "README.md").read_text()
     assert "base_model: sentence-transformers/all-MiniLM-L6-v2" in card
     assert "70fab7fe7764703192b6da25d84d845a9d4551e12a06a618bb61360195cdeef4" in card  # corrupted copies
     assert "37f5fd217dc50e47ecc5e283dd84bdce061e09da28364ffebc27bd745ed4ef35" in card  # a quarter generated

@@ -12,10 +12,12 @@ import pytest
 from tiny_models import save_union_checkpoint
 
 from story_quality import cli
-from story_quality.signature import checkpoint_id, weights_sha256
+from story_quality.checkpoint_files import weights_sha256
+from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.signature import Signature
 from story_quality.union import human_scale
-from story_quality.union.checkpoints import embedded_checkpoint_dir
-from story_quality.union.story_text import ROC_STORIES
+from story_quality.union.checkpoints import shipped_default_dir
+from story_quality.union.text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")
@@ -114,12 +116,12 @@ def test_a_tampered_table_is_refused_before_any_work(metric, table, tmp_path, mo
         raise AssertionError("a story was scored before the table was checked")
 
     monkeypatch.setattr(metric.scorer, "logits_fn", no_work)
-    with pytest.raises(human_scale.HumanReferenceError, match=r"tiny-union\.json is damaged or was changed"):
+    with pytest.raises(human_scale.HumanScaleError, match=r"tiny-union\.json is damaged or was changed"):
         metric.compute(predictions=STORIES, rescale="human-roc")
 
 
 def test_a_checkpoint_without_a_table_names_it_and_the_tables_there_are(metric):
-    with pytest.raises(human_scale.HumanReferenceError, match=r"'tiny-union'.*tables exist for 'default'"):
+    with pytest.raises(human_scale.HumanScaleError, match=r"'tiny-union'.*tables exist for 'default'"):
         metric.compute(predictions=STORIES, rescale="human-roc")
 
 
@@ -127,17 +129,20 @@ def test_another_checkpoint_of_the_same_name_does_not_take_the_table(registered,
     other = save_union_checkpoint(
         tmp_path / "tiny-union", normalization=ROC_STORIES.to_dict(), max_length=48, seed=1
     )
-    with pytest.raises(human_scale.HumanReferenceError, match="was made with tiny-union@sha256"):
+    with pytest.raises(human_scale.HumanScaleError, match="was made with tiny-union@sha256"):
         evaluate.load(METRIC, str(other)).compute(predictions=STORIES, rescale="human-roc")
 
 
 def test_other_weights_under_the_same_label_are_refused(checkpoint, registered, table, tmp_path):
     copy = shutil.copytree(checkpoint, tmp_path / "copy" / "tiny-union")
-    signature = table_signature(table[0])
-    assert human_scale.reference_for_call("human-roc", signature, str(copy)).sha256 == table[1]
+    signature = Signature.parse(table_signature(table[0]))
+    assert (
+        human_scale.human_scale_for_call("human-roc", signature, CheckpointReference.parse(str(copy))).sha256
+        == table[1]
+    )
     (copy / "model.safetensors").write_bytes((copy / "model.safetensors").read_bytes()[:-4] + b"\0\0\0\1")
-    with pytest.raises(human_scale.HumanReferenceError, match="has other weights"):
-        human_scale.reference_for_call("human-roc", signature, str(copy))
+    with pytest.raises(human_scale.HumanScaleError, match="has other weights"):
+        human_scale.human_scale_for_call("human-roc", signature, CheckpointReference.parse(str(copy)))
 
 
 def table_signature(path: pathlib.Path) -> str:
@@ -145,7 +150,7 @@ def table_signature(path: pathlib.Path) -> str:
 
 
 def test_another_reading_of_the_stories_is_refused(metric, registered):
-    with pytest.raises(human_scale.HumanReferenceError, match=r"reads them differently \(window:40\)"):
+    with pytest.raises(human_scale.HumanScaleError, match=r"reads them differently \(window:40\)"):
         metric.compute(predictions=STORIES, rescale="human-roc", max_length=40)
 
 
@@ -169,17 +174,17 @@ def test_the_cli_writes_each_rows_percentile(checkpoint, registered, metric, tmp
 def test_the_shipped_table_belongs_to_the_shipped_checkpoint():
     entry = human_scale.TABLES["default"]
     table = human_scale.load_table(entry.path, entry.sha256)
-    folder = embedded_checkpoint_dir()
+    folder = shipped_default_dir()
     assert table.weights_sha256 == weights_sha256(folder)
-    assert table.checkpoint == checkpoint_id("default", str(folder), local=True)
-    assert human_scale.reference_for(table.checkpoint) is table
+    assert table.checkpoint == CheckpointReference.folder("default", folder).label()
+    assert human_scale.human_scale_for(table.checkpoint) is table
     assert {name: len(scores) > 300 for name, scores in table.domains.items()} == {"roc": True, "wp": True}
 
 
 def test_the_shipped_table_is_package_data():
     setup = (REPO / "setup.cfg").read_text()
-    assert "human_reference/*.json" in setup
-    assert human_scale.TABLE_FOLDER.name == "human_reference"
+    assert "human_scale_tables/*.json" in setup
+    assert human_scale.TABLE_FOLDER.name == "human_scale_tables"
 
 
 def test_the_cli_refuses_rescale_for_gruen(tmp_path, capsys):

@@ -15,9 +15,9 @@ import torch
 import transformers
 from tiny_models import save_union_checkpoint
 
+from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.union.checkpoints import resolve_checkpoint
-from story_quality.union.loading import split_revision
-from story_quality.union.story_text import ROC_STORIES, StoryNormalization
+from story_quality.union.text import ROC_STORIES, StoryNormalization
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")
@@ -227,9 +227,13 @@ def test_pickle_weights_are_refused(tmp_path):
 
 
 def test_hub_ids_resolve_to_themselves_and_revisions_split():
-    assert resolve_checkpoint("someone/union") == "someone/union"
-    assert split_revision("org/model@abc123") == ("org/model", "abc123")
-    assert split_revision("org/model") == ("org/model", None)
+    assert resolve_checkpoint("someone/union") == CheckpointReference(
+        "someone/union", "someone/union", None, False
+    )
+    assert resolve_checkpoint("org/model@abc123") == CheckpointReference(
+        "org/model@abc123", "org/model", "abc123", False
+    )
+    assert resolve_checkpoint("org/model").revision is None
 
 
 @pytest.mark.parametrize("name", ["someone/union", "someone/union@abc123"])
@@ -239,14 +243,14 @@ def test_hub_checkpoint_offline_fails_with_one_clear_error(name):
         evaluate.load(METRIC, name)
     assert type(caught.value).__name__ == "CheckpointError"
     message = str(caught.value)
-    assert resolve_checkpoint(name).split("@")[0] in message and "Hugging Face Hub" in message
+    assert resolve_checkpoint(name).source in message and "Hugging Face Hub" in message
     assert (
         "training/train_union.py" in message
         or 'evaluate.load(story_quality.metric_path("union"), "default")' in message
     )
 
 
-@pytest.mark.parametrize("module", ["story_quality.union.story_text", "story_quality.union.checkpoints"])
+@pytest.mark.parametrize("module", ["story_quality.union.text", "story_quality.union.checkpoints"])
 def test_module_doctests(module):
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0

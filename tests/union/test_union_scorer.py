@@ -11,7 +11,7 @@ from tiny_models import save_union_checkpoint
 
 from story_quality import metric_path, precision
 from story_quality.union import UnionResult, UnionScorer
-from story_quality.union.story_text import ROC_STORIES
+from story_quality.union.text import ROC_STORIES
 
 STORIES = [
     "Ken went to the store. He bought milk. He went home happy.",

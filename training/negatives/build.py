@@ -3,7 +3,7 @@
 Three ``datasets.map`` passes, so the work scales with ``num_proc`` and is cached like any
 other ``datasets`` transform:
 
-1. normalise (``story_quality/union/story_text.py``, the same code the ``union`` metric applies
+1. normalise (``story_quality/union/text.py``, the same code the ``union`` metric applies
    when scoring) and POS-tag every story; mark the ones to skip and why;
 2. count keywords by POS over the kept stories (deterministic, in the main process): the
    frequency table of word-level substitution; with ``related_donors`` also each story's
@@ -30,8 +30,8 @@ import datasets
 from datasets.fingerprint import Hasher
 
 from story_quality.training.negatives.corpus_hash import corpus_sha256
-from story_quality.union import story_text
-from story_quality.union.story_text import (
+from story_quality.union import text as story_text
+from story_quality.union.text import (
     CONFIG_KEY,
     ROC_STORIES,
     StoryNormalization,

@@ -34,7 +34,7 @@ from typing import Any
 import datasets
 import numpy as np
 
-from story_quality.union.story_text import SENTENCE_STOPS
+from story_quality.union.text import SENTENCE_STOPS
 
 from .generated import GENERATED
 from .lm_continuations import ROC_MAX_SENTENCES, ROC_MAX_WORDS

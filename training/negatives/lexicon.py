@@ -18,7 +18,7 @@ from typing import Any
 
 from datasets.fingerprint import Hasher
 
-from story_quality.union.story_text import PLACEHOLDERS
+from story_quality.union.text import PLACEHOLDERS
 
 from . import nltk_resources
 from .morphology import inflect, irregular_verbs, verb_lemma

@@ -30,7 +30,7 @@ from story_quality.training.output_folders import (
     written_whole,
     written_whole_file,
 )
-from story_quality.union.story_text import ABBREVIATIONS, SENTENCE_STOPS
+from story_quality.union.text import ABBREVIATIONS, SENTENCE_STOPS
 
 from .story_lm import LMOptions, SamplingOptions, build_vocabulary, continue_stories, text_sha256, train_lm
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from story_quality.union.story_text import PLACEHOLDERS
+from story_quality.union.text import PLACEHOLDERS
 
 from .morphology import irregular_verbs
 

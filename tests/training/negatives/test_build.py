@@ -14,7 +14,7 @@ from story_quality.training.negatives.build import (
 )
 from story_quality.training.negatives.corruptions import TECHNIQUE_PROBS
 from story_quality.training.negatives.lexicon import Lexicon
-from story_quality.union.story_text import (
+from story_quality.union.text import (
     CONFIG_KEY,
     ROC_STORIES,
     WRITING_PROMPTS,

@@ -29,7 +29,7 @@ from story_quality.training.negatives.fluent_corpus import FilterSettings, make_
 from story_quality.training.negatives.generated import GENERATED, replace_negatives
 from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.training.negatives.sentence_embeddings import cached_embeddings
-from story_quality.union.story_text import ROC_STORIES
+from story_quality.union.text import ROC_STORIES
 
 STORIES = [
     "Ken went to the store. He bought a new car. The car was red. He drove it home. His family loved it.",

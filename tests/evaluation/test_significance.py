@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from story_quality import citation, significance
+from story_quality import citation
+from story_quality.evaluation import significance
 
 
 def scores(seed: int, n: int, shift: float = 0.0) -> list[float]:

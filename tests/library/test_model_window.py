@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 from transformers import BertConfig, MPNetConfig, PretrainedConfig, RobertaConfig
 
-from story_quality.model_positions import model_window, usable_positions
+from story_quality.model_window import model_window, usable_positions
 
 
 def test_bert_reads_every_position_it_declares():

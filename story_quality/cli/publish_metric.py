@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import pathlib
 import shutil
+import sys
 import tempfile
 
 from story_quality import METRICS, __version__, metric_path
+from story_quality.cli.errors import report
 from story_quality.signature import DISTRIBUTION
 
 # The Hub id the cards and app.py name; a Space published elsewhere gets its own id written in.
@@ -90,7 +92,7 @@ def push_space(
     return str(getattr(commit, "commit_url", commit))
 
 
-def add_publish_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``publish-metric`` subcommand's parser."""
     parser = commands.add_parser(
         "publish-metric",
@@ -109,10 +111,12 @@ def add_publish_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
     return parser
 
 
-def run_publish(args: argparse.Namespace) -> int:
-    """Run ``story-quality publish-metric``: 0, or 2 with one line naming what is wrong."""
-    import sys
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Nothing beyond argparse's own checks: the repo id is checked when the command runs."""
 
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``story-quality publish-metric``: 0, or 2 with one line naming what is wrong."""
     try:
         output = args.output or pathlib.Path(tempfile.mkdtemp(prefix=f"{args.metric}-space-"))
         folder = stage_space(args.metric, args.repo_id, output)
@@ -123,6 +127,5 @@ def run_publish(args: argparse.Namespace) -> int:
             if args.output is None:
                 shutil.rmtree(folder)
     except PublishError as error:
-        print(f"story-quality: error: {error}", file=sys.stderr)
-        return 2
+        return report("story-quality", error)
     return 0

@@ -14,16 +14,19 @@ from collections.abc import Sequence
 
 import torch
 
+from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.gruen.coherence import coherence_scores
+from story_quality.gruen.focus import content_pieces, focus_score
+from story_quality.gruen.grammaticality import (
+    cola_scores,
+    grammaticality_score,
+    pll_nll_scores,
+    reference_lm_scores,
+)
+from story_quality.gruen.loading import ModelCache
+from story_quality.gruen.redundancy import redundancy_score
+from story_quality.gruen.tokenization import encode_words
 from story_quality.precision import autocast
-
-from .coherence import coherence_scores
-from .focus import content_pieces, focus_score
-from .grammaticality import cola_scores, grammaticality_score, pll_nll_scores, reference_lm_scores
-from .model_loading import ModelCache
-from .redundancy import redundancy_score
-from .tokenization import encode_words
-
-ModelSpec = tuple[str, str | None]  # (Hub id or directory, revision)
 
 
 def per_text_means(values: Sequence[float], texts: Sequence[Sequence[str]]) -> list[float | None]:
@@ -48,9 +51,9 @@ class AspectScorer:
     def score(
         self,
         texts: Sequence[Sequence[str]],
-        lm: ModelSpec,
-        cola: ModelSpec,
-        sop: ModelSpec | None,
+        lm: CheckpointReference,
+        cola: CheckpointReference,
+        sop: CheckpointReference | None,
         lm_scoring: str,
     ) -> dict[str, list]:
         n = len(texts)
@@ -58,9 +61,9 @@ class AspectScorer:
         coherence: list[float | None] = [0.0 if sop else None] * n
         flat = [s for sentences in texts for s in sentences]
         if flat:
-            lm_model = self.cache.get("lm", *lm, self.device)
+            lm_model = self.cache.get("lm", lm, self.device)
             lm_fn = reference_lm_scores if lm_scoring == "reference" else pll_nll_scores
-            cola_model = self.cache.get("cola", *cola, self.device)
+            cola_model = self.cache.get("cola", cola, self.device)
             with autocast(self.precision, self.device):
                 lm_values = per_text_means(lm_fn(lm_model, flat, self.batch_size), texts)
                 cola_values = per_text_means(cola_scores(cola_model, flat, self.batch_size), texts)
@@ -70,7 +73,7 @@ class AspectScorer:
                     grammar[t] = grammaticality_score(lm_value, cola_value)
                     redundancy[t] = redundancy_score(texts[t])
             if sop:
-                sop_model = self.cache.get("sop", *sop, self.device)
+                sop_model = self.cache.get("sop", sop, self.device)
                 with autocast(self.precision, self.device):
                     coherence = coherence_scores(sop_model, texts, self.batch_size)
         final = [

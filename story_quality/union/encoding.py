@@ -1,10 +1,9 @@
-"""Fast, order-independent batched inference of a sequence classifier.
+"""A story as the classifier reads it: word-piece ids, cut to the window, held compactly.
 
-Kept apart from the ``evaluate`` wrapper so the benchmark and the tests can drive the same
-code the metric runs. Texts are tokenised once, sorted by length and padded per batch, so a
-batch of short stories never pays for one long story; scores are put back in input order.
-Texts are prepared and tokenised a chunk at a time and only the ids the model reads are
-kept, so memory follows the window, not the length of the stories.
+Texts are prepared (normalised) and tokenised a chunk at a time and only the ids the model reads
+are kept, so memory follows the window, not the length of the stories. The forward passes over
+these ids are :mod:`story_quality.union.inference`; reading a long story in windows is
+:mod:`story_quality.union.windows`.
 """
 
 from __future__ import annotations
@@ -12,11 +11,6 @@ from __future__ import annotations
 import array
 import dataclasses
 from collections.abc import Callable, Sequence
-
-import torch
-
-from story_quality.batching import length_sorted_batches, pad_batch
-from story_quality.precision import autocast
 
 # The narrowest window scoring and training accept: a shorter one leaves the classifier too little
 # of any story to tell one from another.
@@ -109,31 +103,3 @@ def encode(
         if progress is not None:
             progress(len(rows))
     return Encoded(input_ids=ids, truncated=truncated, max_length=max_length)
-
-
-def class_probabilities(
-    logits_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
-    encoded: Encoded,
-    label_index: int,
-    pad_id: int,
-    batch_size: int,
-    device: torch.device,
-    precision: str = "fp32",
-    progress=None,
-) -> list[float]:
-    """P(label) for every encoded text, in input order.
-
-    ``logits_fn(input_ids, attention_mask)`` returns the classifier's logits, run in ``precision``
-    (:mod:`story_quality.precision`); ``progress`` wraps the batch iterator.
-    """
-    lengths = [len(r) for r in encoded.input_ids]
-    batches = list(length_sorted_batches(lengths, batch_size))
-    scores = [0.0] * len(lengths)
-    with torch.inference_mode(), autocast(precision, device):
-        for batch in progress(batches) if progress else batches:
-            input_ids, attention_mask = pad_batch([encoded.input_ids[i] for i in batch], pad_id, device)
-            logits = logits_fn(input_ids, attention_mask).float()
-            probs = torch.softmax(logits, dim=-1)[:, label_index].tolist()
-            for i, p in zip(batch, probs, strict=True):
-                scores[i] = p
-    return scores

@@ -1,49 +1,42 @@
-"""``story-quality compare``: compare systems' scores the way papers report them.
+"""Comparing systems' scores the way papers report them: the library half of ``story-quality compare``.
 
-    story-quality compare a.jsonl b.jsonl --plot cmp.png
-    story-quality compare all.jsonl --system-column system --id-column prompt_id --json
+:func:`compare_files` reads outputs of ``story-quality score`` (one per system, or one file whose
+rows name their system) and returns a :class:`Comparison`: for every system the number of scored
+rows, the mean and its bootstrap confidence interval; for every pair of systems on the same rows
+the mean difference, its interval, and the p-values of paired bootstrap resampling (Koehn, 2004;
+its p-value tests the null shifted to 0, unlike sacrebleu's) and of approximate randomization
+(Riezler and Maxwell, 2005) (:mod:`story_quality.evaluation.significance`). Rows are matched by
+their ``index`` (or another id column), never by position.
 
-Each input is an output of ``story-quality score`` (one per system), or one file whose rows name
-their system (``--system-column``). For every system: the number of scored rows, the mean and
-its bootstrap confidence interval; for every pair of systems on the same rows: the mean
-difference, its interval, and the p-values of paired bootstrap resampling (Koehn, 2004; its
-p-value tests the null shifted to 0, unlike sacrebleu's) and of approximate randomization
-(Riezler and Maxwell, 2005) (``story_quality.significance``). Rows are matched by their ``index``
-(or ``--id-column``), never by position.
-
-It reads only what it can vouch for, and refuses, naming the file (and line): files of different
-signatures (the human-scale table included when percentiles are compared); systems of different
-rows when a paired test is asked for; a row edited after ``score`` sealed it, or a row without
-its seal in a file whose rows carry one; an output still being written or with fewer rows than
-its input had (``--allow-unfinished`` reads it anyway); the same file twice; a score outside the
-metric's range; a score column that is a row's identity; a row id or system name that is not a
-string or a number. For a checkpoint that ships a table of held-back human stories' scores
-(``story_quality.union.human_scale``), their intervals and distributions are shown beside the
-systems'.
+It reads only what it can vouch for, and refuses with :class:`CompareError`, naming the file (and
+line): files of different signatures (the human-scale table included when percentiles are
+compared); systems of different rows when a paired test is asked for; a row edited after
+``score`` sealed it, or a row without its seal in a file whose rows carry one; an output still
+being written or with fewer rows than its input had (unless unfinished files are allowed); the
+same file twice; a score outside the metric's range; a score column that is a row's identity; a
+row id or system name that is not a string or a number. For a checkpoint that ships a human
+scale table (:mod:`story_quality.union.human_scale`), its held-back human stories' intervals are
+shown beside the systems'. The command, its picture and its flags are :mod:`story_quality.cli.compare`.
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
-import os
 import pathlib
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from story_quality import input_files, output_files, significance
+from story_quality import input_files, output_files
+from story_quality.evaluation import significance
+from story_quality.signature import Signature, SignatureError
 from story_quality.union import human_scale
 
 ID_COLUMN = "index"
-PLOT_EXTRA = 'pip install "story-quality-metrics[plot]"'
-# Written into every picture, so that a rerun may replace its own picture and nothing else.
-PLOT_SOFTWARE = "story-quality compare"
 HUMAN_DOMAINS = {"roc": "human ROC stories", "wp": "human WP stories"}
 # What a score of each metric's columns can be: anything outside is not that metric's score.
 SCORE_RANGES = {"union": (0.0, 1.0), "gruen": (0.0, 1.0), "percentile": (0.0, 100.0)}
@@ -242,6 +235,14 @@ def file_signature(path: pathlib.Path, rows: list[tuple[int, dict[str, Any]]]) -
     return signatures.pop()
 
 
+def parsed_signature(path: pathlib.Path, signature: str) -> Signature:
+    """A file's signature parsed, or an error naming the file."""
+    try:
+        return Signature.parse(signature)
+    except SignatureError as error:
+        raise CompareError(f"{path}: {error}; not an output of story-quality score") from None
+
+
 def _score(path: pathlib.Path, number: int, record: dict[str, Any], column: str) -> float | None:
     """The row's score, None for a row ``score`` skipped; an error naming the line for anything else."""
     if column not in record:
@@ -291,7 +292,7 @@ def read_systems(
     notes = [f"{path}: read unfinished as asked (--allow-unfinished)"] if allow_unfinished else []
     notes += [] if allow_unfinished else check_finished(path, rows)
     signature = file_signature(path, rows)
-    column = score_column or signature.split("|", 1)[0]
+    column = score_column or parsed_signature(path, signature).metric
     refused = {*IDENTITY_FIELDS, id_column, *([system_column] if system_column else [])}
     if column in refused:
         raise CompareError(
@@ -334,8 +335,8 @@ def read_systems(
 def _same_signature(first: tuple[pathlib.Path, str], other: tuple[pathlib.Path, str], column: str) -> None:
     """Two files' signatures must agree; a human-scale part may differ only when the raw scores are
     compared (it adds a column), never when the percentiles are (it is their scale)."""
-    raw = column == first[1].split("|", 1)[0]
-    kept = human_scale.without_rescale if raw else (lambda signature: signature)
+    raw = column == parsed_signature(*first).metric
+    kept = (lambda signature: str(Signature.parse(signature).without(*human_scale.RESCALES))) if raw else str
     if kept(first[1]) != kept(other[1]):
         raise CompareError(
             f"{first[0]} and {other[0]} were scored differently and cannot be compared:\n"
@@ -402,25 +403,26 @@ def aligned(a: System, b: System, id_column: str) -> np.ndarray:
 
 
 def human_rows(signature: str, column: str) -> tuple[list[tuple[str, np.ndarray]], str | None, list[str]]:
-    """The held-back human stories' scores for the signature's checkpoint, if it ships a table:
-    (rows, the table's sha256, notes on why none is shown)."""
-    if not signature.startswith("union|") or column != "union":
+    """The held-back human stories' scores for the signature's checkpoint, if it ships a human scale
+    table: (rows, the table's sha256, notes on why none is shown)."""
+    parsed = Signature.parse(signature)
+    if parsed.metric != "union" or column != "union":
         return [], None, []
-    label = human_scale.checkpoint_label(signature)
+    label = parsed["checkpoint"]
     if label.rsplit("@", 1)[0] not in human_scale.TABLES:
         return (
             [],
             None,
-            [f"no human reference table for {label}; tables exist for {', '.join(human_scale.TABLES)}"],
+            [f"no human scale table for {label}; tables exist for {', '.join(human_scale.TABLES)}"],
         )
     try:
-        table = human_scale.reference_for(label)
-    except human_scale.HumanReferenceError as error:
+        table = human_scale.human_scale_for(label)
+    except human_scale.HumanScaleError as error:
         if "was made with" not in str(error):
             raise CompareError(str(error)) from None
-        return [], None, [f"no human reference rows: {error}"]
-    if human_scale.reading(table.signature) != human_scale.reading(human_scale.without_rescale(signature)):
-        return [], None, [f"no human reference rows: its stories were read as {table.signature}"]
+        return [], None, [f"no human scale rows: {error}"]
+    if human_scale.raw_reading(table.signature) != human_scale.raw_reading(parsed):
+        return [], None, [f"no human scale rows: its stories were read as {table.signature}"]
     rows = [
         (f"{HUMAN_DOMAINS.get(name, name)} (held back)", scores) for name, scores in table.domains.items()
     ]
@@ -531,170 +533,3 @@ def check_settings(resamples: int, seed: int, confidence: float) -> None:
         significance.check_seed(seed)
     except ValueError as error:
         raise CompareError(f"--{error}") from None
-
-
-def check_plot_path(path: pathlib.Path, inputs: Sequence[str | pathlib.Path]) -> None:
-    """Before any work: the picture's folder exists, it is no input, and only a picture this command
-    wrote is replaced."""
-    if path.suffix.lower() != ".png":
-        raise CompareError(f"--plot {path}: the picture is a .png file")
-    if not path.parent.is_dir():
-        raise CompareError(f"--plot {path}: the folder {path.parent} does not exist")
-    if path.is_dir():
-        raise CompareError(f"--plot {path} is a folder; name a .png file")
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise CompareError(
-            f"--plot {path}: cannot be written (the folder {path.parent} or the file is read-only)"
-        )
-    if any(path.resolve() == pathlib.Path(source).resolve() for source in inputs):
-        raise CompareError(f"--plot {path} is one of the inputs")
-    if path.exists() and PLOT_SOFTWARE.encode() not in path.read_bytes()[:4096]:
-        raise CompareError(f"--plot {path} exists and was not written by {PLOT_SOFTWARE}; it is left alone")
-
-
-def _quartile_box(axes, row: int, scores: np.ndarray, colour: str) -> None:
-    """Quartiles and median as a box, whiskers to the furthest score within 1.5 box lengths."""
-    q1, median, q3 = np.percentile(scores, [25, 50, 75])
-    reach = 1.5 * (q3 - q1)
-    low = scores[scores >= q1 - reach].min()
-    high = scores[scores <= q3 + reach].max()
-    axes.barh(row, q3 - q1, left=q1, height=0.5, color=colour, alpha=0.35, edgecolor=colour)
-    axes.vlines(median, row - 0.25, row + 0.25, color=colour, linewidth=2)
-    axes.hlines(row, low, q1, color=colour, linewidth=1)
-    axes.hlines(row, q3, high, color=colour, linewidth=1)
-
-
-def _draw_row(axes, row: int, result: SystemResult, colour: str, rng: np.random.Generator) -> None:
-    jitter = rng.uniform(-0.22, 0.22, len(result.scores))
-    axes.scatter(result.scores, row + jitter, s=6, color=colour, alpha=0.3, linewidths=0)
-    _quartile_box(axes, row, result.scores, colour)
-    interval = result.interval
-    axes.hlines(row, interval.low, interval.high, color="black", linewidth=4, zorder=3)
-    axes.scatter([interval.estimate], [row], marker="D", s=36, color="white", edgecolor="black", zorder=4)
-
-
-def _row_label(result: SystemResult) -> str:
-    interval = result.interval
-    return (
-        f"{result.name}\nn {result.n}, mean {interval.estimate:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
-    )
-
-
-def plot_comparison(comparison: Comparison, path: str | pathlib.Path) -> None:
-    """One row per system (and per human reference domain): every score, quartile box, and the mean
-    with its interval; the pairs' differences and p-values underneath."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise CompareError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
-    rows = [*comparison.systems, *comparison.human]
-    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
-    figure = Figure(figsize=(9, 1.5 + 0.75 * len(rows) + 0.22 * len(comparison.pairs[:6])))
-    FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
-    rng = np.random.default_rng(comparison.seed)
-    for row, result in enumerate(rows):
-        colour = "0.45" if result in comparison.human else colours[row % len(colours)]
-        _draw_row(axes, row, result, colour, rng)
-    axes.set_yticks(range(len(rows)), [_row_label(result) for result in rows], fontsize=8)
-    axes.set_ylim(len(rows) - 0.5, -0.5)
-    if comparison.human:
-        axes.axhline(len(comparison.systems) - 0.5, color="0.7", linewidth=0.8, linestyle="--")
-    label = (
-        human_scale.checkpoint_label(comparison.signature)
-        if comparison.signature.startswith("union|")
-        else ""
-    )
-    axes.set_xlabel(f"{comparison.score_column} score {f'({label})' if label else ''}")
-    axes.grid(axis="x", alpha=0.3)
-    axes.set_title(
-        f"{comparison.score_column} by system: every score, quartiles (box), mean (diamond) and its "
-        f"{comparison.confidence:.0%} bootstrap interval (black)",
-        fontsize=9,
-    )
-    lines = [
-        f"{p.b} - {p.a}: {p.test.difference.estimate:+.3f} [{p.test.difference.low:+.3f}, "
-        f"{p.test.difference.high:+.3f}], p = {p.test.p_paired_bootstrap:.4f} (paired bootstrap), "
-        f"{p.test.p_approximate_randomization:.4f} (approximate randomization)"
-        for p in comparison.pairs[:6]
-    ]
-    if lines:
-        figure.text(0.01, 0.01, "\n".join(lines), fontsize=7.5, va="bottom")
-    figure.tight_layout(rect=(0, 0.03 + 0.035 * len(lines), 1, 1))
-    figure.savefig(path, dpi=120, metadata={"Software": PLOT_SOFTWARE})
-
-
-def add_compare_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """The ``compare`` subcommand's parser, added to the ``story-quality`` command's subparsers."""
-    parser = commands.add_parser(
-        "compare",
-        help="compare systems' score files: intervals, paired significance tests, a picture",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "inputs", nargs="+", type=pathlib.Path, help="outputs of story-quality score, one per system"
-    )
-    parser.add_argument("--system-column", help="one input whose rows name their system in this field")
-    parser.add_argument(
-        "--id-column", default=ID_COLUMN, help=f"field that matches rows across systems ({ID_COLUMN})"
-    )
-    parser.add_argument(
-        "--score-column", help="field holding the score (default: the metric's, union or gruen)"
-    )
-    parser.add_argument(
-        "--resamples", type=int, default=significance.DEFAULT_RESAMPLES,
-        help=f"bootstrap resamples and randomization trials ({significance.DEFAULT_RESAMPLES})",
-    )  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="seed of every resampling (0)")
-    parser.add_argument(
-        "--confidence", type=float, default=significance.DEFAULT_CONFIDENCE, help="interval level (0.95)"
-    )
-    parser.add_argument(
-        "--no-paired", dest="paired", action="store_false",
-        help="skip the paired tests: each system's interval alone (systems may then hold different rows)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--allow-unfinished", action="store_true",
-        help="compare an output story-quality score is still writing or left short of its input (refused "
-        "otherwise)",
-    )  # fmt: skip
-    parser.add_argument("--json", action="store_true", help="print the comparison as JSON, for machines")
-    parser.add_argument(
-        "--plot", type=pathlib.Path, help=f"also draw the systems' scores into this .png ({PLOT_EXTRA})"
-    )
-    return parser
-
-
-def _error(message: str) -> int:
-    print(f"story-quality compare: error: {message}", file=sys.stderr)
-    return 2
-
-
-def run_compare(args: argparse.Namespace) -> int:
-    """Run ``story-quality compare``: 0, or 2 with one line naming what is wrong. The comparison is
-    printed before the picture is drawn, so a picture that cannot be written loses nothing else."""
-    try:
-        check_settings(args.resamples, args.seed, args.confidence)
-        if args.plot is not None:
-            check_plot_path(args.plot, args.inputs)
-        comparison = compare_files(
-            args.inputs, args.score_column, args.id_column, args.system_column,
-            args.resamples, args.seed, args.confidence, args.paired, args.allow_unfinished,
-        )  # fmt: skip
-    except CompareError as error:
-        return _error(str(error))
-    print(json.dumps(comparison.to_dict(), indent=2) if args.json else comparison.table(), flush=True)
-    if args.plot is None:
-        return 0
-    try:
-        plot_comparison(comparison, args.plot)
-    except CompareError as error:
-        return _error(str(error))
-    except (OSError, ValueError) as error:
-        return _error(
-            f"--plot {args.plot}: the picture could not be written ({error}); the comparison is above"
-        )
-    print(f"picture: {args.plot}", file=sys.stderr)
-    return 0

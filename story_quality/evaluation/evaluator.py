@@ -9,7 +9,7 @@ resamples the per-text ``scores`` of the one ``compute`` call to give the interv
 depend on the other texts of the call), so resampling the scores is what recomputing the metric
 on resampled texts gives, without thousands of model calls. ::
 
-    from story_quality.evaluator import GeneratedTextEvaluator
+    from story_quality.evaluation.evaluator import GeneratedTextEvaluator
 
     task = GeneratedTextEvaluator()
     result = task.compute(model_or_pipeline=generator, data=prompts, input_column="text",

@@ -15,9 +15,9 @@ import pytest
 import transformers
 from tiny_models import save_union_checkpoint
 
-from story_quality.union import scoring
-from story_quality.union.scoring import Rows, encode
-from story_quality.union.story_text import ROC_STORIES
+from story_quality.union import encoding
+from story_quality.union.encoding import Rows, encode
+from story_quality.union.text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")
@@ -111,7 +111,7 @@ def test_the_metric_tokenises_a_chunk_at_a_time_with_one_warning_and_the_same_sc
     assert len([w for w in record if "window" in str(w.message)]) == 1
 
     events: list = []
-    monkeypatch.setattr(scoring, "ENCODE_CHUNK", 2)
+    monkeypatch.setattr(encoding, "ENCODE_CHUNK", 2)
     monkeypatch.setattr(metric.scorer, "tokenizer", RecordingTokenizer(metric.scorer.tokenizer, events))
     with pytest.warns(UserWarning, match=r"4 of 7 stories .* \(first: predictions\[1\]\)") as record:
         chunked = metric.compute(predictions=STORIES, batch_size=2)["scores"]

@@ -23,18 +23,16 @@ import math
 import os
 import pathlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from story_quality import METRICS, input_files, output_files
-from story_quality.compare import add_compare_parser, run_compare
-from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
-from story_quality.options import OptionSpec, add_flags, given_flags
+from story_quality import METRICS, input_files, option_specs, output_files
+from story_quality.cli.errors import ProcessZeroError, UsageError, report
+from story_quality.gruen.options import MODEL_OPTIONS
+from story_quality.options import add_flags, given_flags
 from story_quality.process_group import leave_process_group, process_group_open
-from story_quality.publish_metric import add_publish_parser, run_publish
-from story_quality.union.options import UNION_OPTIONS
-from story_quality.validation import has_word, is_blank
+from story_quality.texts import has_word, is_blank
 
 INPUT_SUFFIXES = (".txt", ".jsonl", ".csv")
 CHUNK = 512
@@ -53,14 +51,6 @@ class Row:
     line: int
     text: Any
     problem: str | None = None
-
-
-class UsageError(ValueError):
-    """A bad file, row or option: printed as one line, exit status 2."""
-
-
-class ProcessZeroError(UsageError):
-    """Process 0's error, raised on the other processes too so that every one stops (printed once)."""
 
 
 def read_rows(path: pathlib.Path, text_column: str) -> list[Row]:
@@ -92,7 +82,7 @@ def read_rows(path: pathlib.Path, text_column: str) -> list[Row]:
     return rows
 
 
-def add_score_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``score`` command: files and rows, then one flag per metric option (from the option specs)."""
     score = commands.add_parser(
         "score",
@@ -143,28 +133,7 @@ def add_score_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentP
     return score
 
 
-def option_specs() -> dict[str, OptionSpec]:
-    """Each metric's option spec, by metric name."""
-    return {"union": UNION_OPTIONS, "gruen": GRUEN_OPTIONS}
-
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="story-quality",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    score = add_score_parser(commands)
-    add_compare_parser(commands)
-    add_publish_parser(commands)
-    args = parser.parse_args(argv)
-    if args.command == "score":
-        refuse_other_metrics_options(score, args)
-    return args
-
-
-def refuse_other_metrics_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Stop with a usage error when a flag of the other metric is given, or --chunk-size is below 1."""
     if args.chunk_size < 1:
         parser.error(f"--chunk-size must be at least 1, got {args.chunk_size}")
@@ -409,12 +378,8 @@ def summarise(args: argparse.Namespace, summary: dict[str, Any]) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.command == "compare":
-        return run_compare(args)
-    if args.command == "publish-metric":
-        return run_publish(args)
+def run(args: argparse.Namespace) -> int:
+    """Run ``story-quality score``: 0, or 2 with one line naming what is wrong (printed by process 0)."""
     from accelerate import PartialState
 
     group_before = process_group_open()
@@ -422,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary = score(args)
     except (UsageError, ValueError, TypeError, OSError) as error:
         if not isinstance(error, ProcessZeroError):
-            print(f"story-quality: error: {error}", file=sys.stderr)
+            report("story-quality", error)
         return 2
     finally:
         if not group_before and process_group_open():
@@ -430,7 +395,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if PartialState().is_main_process:
         print(summarise(args, summary), file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

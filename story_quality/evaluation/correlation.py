@@ -1,4 +1,4 @@
-"""Meta-evaluation: how well a metric's scores agree with people, for training runs and benchmarks.
+"""Correlation with people: how well a metric's scores agree with human ratings, for training runs and benchmarks.
 
 - **Correlation statistics**. Pearson, Spearman and Kendall (tau-b) come from SciPy, exactly as
   UNION's own evaluation computed them, so the published figures reproduce to the fourth
@@ -6,26 +6,20 @@
   another on the same stories; GRUEN (after Graham & Baldwin, 2014) uses Williams' (1959)
   t-test for two dependent correlations that share one variable (the human score),
   implemented below from its formula.
-- **Scoring** stories with a checkpoint through the ``union`` metric itself: what users get,
-  to the digit.
 
 The annotation and score files these figures are computed from are read by
-:mod:`story_quality.annotations`.
+:mod:`story_quality.evaluation.annotations`.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from scipy import stats
-
-# --- correlation statistics ----------------------------------------------------------------
 
 Method = Literal["pearson", "spearman", "kendall"]
 Alternative = Literal["greater", "less", "two-sided"]
@@ -158,16 +152,3 @@ def compare_metrics(
     if math.isnan(r12) or math.isnan(r13) or math.isnan(r23):
         raise ValueError("the Williams test is undefined when a metric or the human score is constant")
     return williams_test(r12, r13, r23, len(human), alternative)
-
-
-# --- scoring --------------------------------------------------------------------------------
-
-
-def score_stories(
-    checkpoint: str | os.PathLike, stories: Sequence[str], batch_size: int = 32, device: Any = None
-) -> list[float]:
-    """The ``union`` metric's scores of ``stories`` under a local checkpoint folder (its scorer, loaded here)."""
-    from story_quality.union.scorer import UnionScorer  # torch and transformers only when scoring
-
-    scorer = UnionScorer(os.path.abspath(checkpoint))
-    return scorer.score(list(stories), batch_size=batch_size, device=device).scores

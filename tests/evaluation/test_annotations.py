@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from story_quality.annotations import (
+from story_quality.evaluation.annotations import (
     AnnotationFormatError,
     read_annotations,
     read_held_out_stories,

@@ -4,7 +4,6 @@ and keeping them on the metric instance so repeated ``compute`` calls never relo
 from __future__ import annotations
 
 import dataclasses
-import os
 import pathlib
 
 import torch
@@ -19,9 +18,10 @@ from transformers import (
 )
 
 from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
+from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.devices import non_finite_tensor
 from story_quality.hub_reach import hub_lookup_options
-from story_quality.model_positions import model_window
-from story_quality.validation import non_finite_tensor
+from story_quality.model_window import model_window
 
 MODEL_CLASSES = {
     "lm": AutoModelForMaskedLM,
@@ -42,15 +42,13 @@ class LoadedModel:
     window: int  # longest input, special tokens included, the model accepts
 
 
-def load_model(role: str, name: str, revision: str | None, device: torch.device) -> LoadedModel:
+def load_model(role: str, checkpoint: CheckpointReference, device: torch.device) -> LoadedModel:
     """Load one model and its tokenizer; a local directory is only read, never written."""
-    path = os.path.expanduser(name)
-    local = os.path.isdir(path)
-    source = path if local else name
-    problem = local_checkpoint_problem(pathlib.Path(path)) if local else None
+    name, source, revision, local = checkpoint.name, checkpoint.source, checkpoint.revision, checkpoint.local
+    problem = local_checkpoint_problem(pathlib.Path(source)) if local else None
     if problem:
         raise OSError(
-            f"GRUEN could not load its {ROLE_NAMES[role]} from the local folder {path}: {problem}. Each of "
+            f"GRUEN could not load its {ROLE_NAMES[role]} from the local folder {source}: {problem}. Each of "
             f"GRUEN's model folders holds {CHECKPOINT_LAYOUT} (what save_pretrained writes)."
         )
     lookup, unreachable = hub_lookup_options(source, local)
@@ -93,9 +91,9 @@ class ModelCache:
     def __init__(self) -> None:
         self._entries: dict[str, tuple[tuple, LoadedModel]] = {}
 
-    def get(self, role: str, name: str, revision: str | None, device: torch.device) -> LoadedModel:
-        key = (name, revision, str(device))
+    def get(self, role: str, checkpoint: CheckpointReference, device: torch.device) -> LoadedModel:
+        key = (checkpoint, str(device))
         cached = self._entries.get(role)
         if cached is None or cached[0] != key:
-            self._entries[role] = (key, load_model(role, name, revision, device))
+            self._entries[role] = (key, load_model(role, checkpoint, device))
         return self._entries[role][1]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from story_quality.meta_evaluation import compare_metrics, correlate, williams_test
+from story_quality.evaluation.correlation import compare_metrics, correlate, williams_test
 
 # Fixed vectors with ties on both sides, as human scores (multiples of 1/7) always have.
 HUMAN = np.array([0, 1, 2, 2, 3, 4, 4, 4, 5, 6, 7, 3, 1, 0, 6]) / 7

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from story_quality.union.story_text import (
+from story_quality.union.text import (
     NAMES_FILE,
     NAMES_SHA256,
     ROC_STORIES,
@@ -107,7 +107,7 @@ TREEBANK_CASES = [
 def test_the_stdlib_treebank_tokenizer_is_nltks_own(text):
     from nltk.tokenize import TreebankWordTokenizer
 
-    from story_quality.union.story_text import _word_tokenizer
+    from story_quality.union.text import _word_tokenizer
 
     nltk_own = TreebankWordTokenizer()
     assert _word_tokenizer().tokenize(text) == nltk_own.tokenize(text)
@@ -119,7 +119,7 @@ def test_the_stdlib_treebank_tokenizer_is_nltks_own(text):
 def test_a_pattern_with_flags_re_lacks_is_refused():
     import regex
 
-    from story_quality.union.story_text import stdlib_pattern
+    from story_quality.union.text import stdlib_pattern
 
     assert stdlib_pattern(regex.compile(r"a+", regex.IGNORECASE)).match("AA").group(0) == "AA"
     with pytest.raises(ValueError, match="flags re does not take"):
@@ -130,7 +130,7 @@ def test_a_pattern_with_flags_re_lacks_is_refused():
 def test_the_stdlib_sentence_splitter_is_nltks_own(text):
     from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
-    from story_quality.union.story_text import ABBREVIATIONS, _sentence_splitter
+    from story_quality.union.text import ABBREVIATIONS, _sentence_splitter
 
     params = PunktParameters()
     params.abbrev_types = set(ABBREVIATIONS)

@@ -18,7 +18,8 @@ from gruen_models import save_all
 from tiny_models import save_union_checkpoint
 
 from story_quality import cli, output_files, precision, process_group
-from story_quality.union.story_text import ROC_STORIES
+from story_quality.cli import score as score_command
+from story_quality.union.text import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 STORIES = [
@@ -328,7 +329,7 @@ def test_an_output_the_command_may_not_write_is_refused_before_any_model_loads_a
     source, output = prepare(tmp_path, checkpoint)
     before = files_under(tmp_path)
     capsys.readouterr()
-    monkeypatch.setattr(cli, "load_scorer", lambda *args: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(score_command, "load_scorer", lambda *args: pytest.fail("a model was loaded"))
     assert run_cli(*union_args(source, output, checkpoint)) == 2
     assert re.search(message, capsys.readouterr().err)
     assert files_under(tmp_path) == before  # nothing changed, no lock left behind
@@ -355,7 +356,7 @@ def test_a_folder_that_takes_no_new_file_is_named_before_any_model_loads(
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(output_files.os, "open", read_only)
-    monkeypatch.setattr(cli, "load_scorer", lambda *args: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(score_command, "load_scorer", lambda *args: pytest.fail("a model was loaded"))
     assert run_cli(*union_args(write_input(tmp_path), tmp_path / "scores.jsonl", checkpoint)) == 2
     assert f"cannot write in {tmp_path} (Read-only file system)" in capsys.readouterr().err
 
@@ -397,7 +398,7 @@ def test_a_complete_output_is_left_as_it_is_and_a_deleted_last_row_is_scored_aga
 
 
 def test_a_score_that_is_not_a_number_is_never_written(tmp_path, checkpoint, monkeypatch, capsys):
-    real_per_row, calls = cli.per_row, []
+    real_per_row, calls = score_command.per_row, []
 
     def a_nan_in_the_second_chunk(metric, result, count):
         rows = real_per_row(metric, result, count)
@@ -406,7 +407,7 @@ def test_a_score_that_is_not_a_number_is_never_written(tmp_path, checkpoint, mon
             rows[1] = dict(rows[1], union=math.nan)  # row 5 of the chunk of rows 4-6
         return rows
 
-    monkeypatch.setattr(cli, "per_row", a_nan_in_the_second_chunk)
+    monkeypatch.setattr(score_command, "per_row", a_nan_in_the_second_chunk)
     source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
     assert run_cli(*union_args(source, output, checkpoint), "--chunk-size", "3") == 2
     assert re.search(r"stories\.txt:5 \(row 5\): the metric gave nan for union", capsys.readouterr().err)
@@ -449,9 +450,9 @@ def test_rows_start_at_their_line_whatever_the_text_holds(tmp_path, checkpoint):
 
 
 def test_help_says_how_the_shipped_default_reads_a_long_story(capsys):
-    from story_quality.union.checkpoints import embedded_checkpoint_dir
+    from story_quality.union.checkpoints import shipped_default_dir
 
-    recorded = json.loads((embedded_checkpoint_dir() / "config.json").read_text())["union_long_stories"]
+    recorded = json.loads((shipped_default_dir() / "config.json").read_text())["union_long_stories"]
     with pytest.raises(SystemExit):
         cli.main(["score", "--help"])
     assert f"the shipped default records {recorded})" in " ".join(capsys.readouterr().out.split())
@@ -519,11 +520,11 @@ def test_a_run_closes_the_process_group_it_formed_however_it_ends(tmp_path, monk
     def score_in_a_group(args):
         dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
         if ends == "refused":
-            raise cli.UsageError("no rows")
+            raise score_command.UsageError("no rows")
         return {"rows": 0, "skipped": 0, "resumed_from": 0, "signature": "s", "counts": [0]}
 
-    monkeypatch.setattr(cli, "score", score_in_a_group)
-    monkeypatch.setattr(cli, "summarise", lambda args, summary: "summary")
+    monkeypatch.setattr(score_command, "score", score_in_a_group)
+    monkeypatch.setattr(score_command, "summarise", lambda args, summary: "summary")
     try:
         assert run_cli(*union_args(tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path)) == (
             0 if ends == "scored" else 2
@@ -561,11 +562,11 @@ def test_a_process_group_the_caller_opened_stays_open(tmp_path, monkeypatch):
 
     dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
     monkeypatch.setattr(
-        cli,
+        score_command,
         "score",
         lambda args: {"rows": 0, "skipped": 0, "resumed_from": 0, "signature": "s", "counts": [0]},
     )
-    monkeypatch.setattr(cli, "summarise", lambda args, summary: "summary")
+    monkeypatch.setattr(score_command, "summarise", lambda args, summary: "summary")
     try:
         assert run_cli(*union_args(tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path)) == 0
         assert dist.is_initialized()

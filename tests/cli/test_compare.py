@@ -11,9 +11,12 @@ import numpy as np
 import pytest
 from tiny_models import save_union_checkpoint
 
-from story_quality import cli, compare, output_files, significance
+from story_quality import cli, output_files
+from story_quality.cli import compare as compare_command
+from story_quality.cli import plot
+from story_quality.evaluation import comparison, significance
 from story_quality.union import human_scale
-from story_quality.union.story_text import ROC_STORIES
+from story_quality.union.text import ROC_STORIES
 
 SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -41,7 +44,7 @@ def test_each_system_and_pair_equals_the_statistics_on_rows_matched_by_index(tmp
     a, b = system_scores(0), system_scores(1, shift=0.05)
     shuffled = np.random.default_rng(2).permutation(len(b)).tolist()  # b's file in another row order
     files = [write_scores(tmp_path / "a.jsonl", a), write_scores(tmp_path / "b.jsonl", b, order=shuffled)]
-    result = compare.compare_files(files, resamples=200, seed=3)
+    result = comparison.compare_files(files, resamples=200, seed=3)
     assert [s.name for s in result.systems] == ["a.jsonl", "b.jsonl"]
     assert result.systems[0].interval == significance.bootstrap_interval(a, 200, 3)
     assert result.systems[1].interval == significance.bootstrap_interval([b[i] for i in shuffled], 200, 3)
@@ -61,9 +64,9 @@ def test_id_column_matches_rows_by_their_id_not_their_position(tmp_path):
     rows[0]["signature"] = SIGNATURE
     second = tmp_path / "b.jsonl"
     second.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    by_prompt = compare.compare_files([first, second], id_column="prompt", resamples=100)
+    by_prompt = comparison.compare_files([first, second], id_column="prompt", resamples=100)
     assert by_prompt.pairs[0].test == significance.compare_paired(a, b, 100, 0)
-    by_index = compare.compare_files([first, second], resamples=100)
+    by_index = comparison.compare_files([first, second], resamples=100)
     assert by_index.pairs[0].test.difference.estimate == pytest.approx(np.mean(b) - np.mean(a))
     assert by_index.pairs[0].test != by_prompt.pairs[0].test
 
@@ -78,8 +81,8 @@ def test_one_file_with_a_system_column_equals_one_file_per_system(tmp_path):
     rows[0]["signature"] = SIGNATURE
     merged = tmp_path / "all.jsonl"
     merged.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    together = compare.compare_files([merged], system_column="system", resamples=100)
-    apart = compare.compare_files(
+    together = comparison.compare_files([merged], system_column="system", resamples=100)
+    apart = comparison.compare_files(
         [write_scores(tmp_path / "base.jsonl", a), write_scores(tmp_path / "new.jsonl", b)], resamples=100
     )
     assert [s.name for s in together.systems] == ["base", "new"]
@@ -91,8 +94,8 @@ def test_different_signatures_are_refused_naming_both_files(tmp_path):
     other = SIGNATURE.replace("window:48", "window:32")
     first = write_scores(tmp_path / "a.jsonl", system_scores(0))
     second = write_scores(tmp_path / "b.jsonl", system_scores(1), signature=other)
-    with pytest.raises(compare.CompareError) as error:
-        compare.compare_files([first, second])
+    with pytest.raises(comparison.CompareError) as error:
+        comparison.compare_files([first, second])
     message = str(error.value)
     assert f"{first} and {second} were scored differently" in message
     assert SIGNATURE in message and other in message
@@ -102,18 +105,18 @@ def test_a_human_scale_part_alone_does_not_make_signatures_differ(tmp_path):
     rescaled = f"{SIGNATURE}|human-roc:sha256:abcdefabcdef"
     first = write_scores(tmp_path / "a.jsonl", system_scores(0))
     second = write_scores(tmp_path / "b.jsonl", system_scores(1), signature=rescaled)
-    assert len(compare.compare_files([first, second], resamples=40).pairs) == 1
+    assert len(comparison.compare_files([first, second], resamples=40).pairs) == 1
 
 
 def test_different_rows_are_refused_for_a_paired_test_and_allowed_without_it(tmp_path):
     first = write_scores(tmp_path / "a.jsonl", system_scores(0, 10))
     second = write_scores(tmp_path / "b.jsonl", system_scores(1, 12))
     with pytest.raises(
-        compare.CompareError,
+        comparison.CompareError,
         match=r"hold different rows: 0 indexs only in the first.*2 only in the second \(first: \[10\]\).*--no-paired",
     ):
-        compare.compare_files([first, second])
-    result = compare.compare_files([first, second], paired=False, resamples=40)
+        comparison.compare_files([first, second])
+    result = comparison.compare_files([first, second], paired=False, resamples=40)
     assert [s.n for s in result.systems] == [10, 12] and result.pairs == []
 
 
@@ -122,7 +125,7 @@ def test_skipped_rows_are_left_out_and_counted(tmp_path):
     lines = path.read_text().splitlines()
     lines[2] = json.dumps({"index": 2, "line": 3, "skipped": "empty"})
     path.write_text("\n".join(lines) + "\n" + json.dumps({"signature": SIGNATURE, "rows": 5}) + "\n")
-    (system,) = compare.compare_files([path], resamples=40).systems
+    (system,) = comparison.compare_files([path], resamples=40).systems
     assert (system.n, system.skipped) == (4, 1)
 
 
@@ -143,8 +146,8 @@ def test_bad_rows_are_named_by_file_and_line(tmp_path, edit, message):
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     edit(rows)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    with pytest.raises(compare.CompareError, match=message):
-        compare.compare_files([path, write_scores(tmp_path / "b.jsonl", system_scores(1, 5))])
+    with pytest.raises(comparison.CompareError, match=message):
+        comparison.compare_files([path, write_scores(tmp_path / "b.jsonl", system_scores(1, 5))])
 
 
 def test_a_row_edited_after_score_sealed_it_is_refused_naming_file_and_line(tmp_path):
@@ -153,14 +156,14 @@ def test_a_row_edited_after_score_sealed_it_is_refused_naming_file_and_line(tmp_
     path = tmp_path / "a.jsonl"
     path.write_text("".join(output_files.seal(row) for row in sealed))
     other = write_scores(tmp_path / "b.jsonl", system_scores(1, 5))
-    assert compare.compare_files([path, other], resamples=40).systems[0].n == 5
+    assert comparison.compare_files([path, other], resamples=40).systems[0].n == 5
     lines = path.read_text().splitlines()
     edited = json.loads(lines[2]) | {"union": 0.99}
     path.write_text("\n".join([*lines[:2], json.dumps(edited), *lines[3:]]) + "\n")
     with pytest.raises(
-        compare.CompareError, match=r"a\.jsonl:3: this row was changed after story-quality score"
+        comparison.CompareError, match=r"a\.jsonl:3: this row was changed after story-quality score"
     ):
-        compare.compare_files([path, other], resamples=40)
+        comparison.compare_files([path, other], resamples=40)
 
 
 def test_the_command_prints_a_table_or_json_and_exits_2_on_a_refusal(tmp_path, capsys):
@@ -168,7 +171,7 @@ def test_the_command_prints_a_table_or_json_and_exits_2_on_a_refusal(tmp_path, c
     second = write_scores(tmp_path / "b.jsonl", system_scores(1, shift=0.1))
     assert cli.main(["compare", str(first), str(second), "--resamples", "50", "--seed", "4"]) == 0
     table = capsys.readouterr().out
-    expected = compare.compare_files([first, second], resamples=50, seed=4)
+    expected = comparison.compare_files([first, second], resamples=50, seed=4)
     assert f"b.jsonl - a.jsonl: {expected.pairs[0].test.difference.estimate:+.4f}" in table
     assert f"{expected.systems[0].interval.estimate:.4f}" in table and "approximate randomization" in table
     assert cli.main(["compare", str(first), str(second), "--resamples", "50", "--seed", "4", "--json"]) == 0
@@ -208,24 +211,24 @@ def test_a_checkpoint_with_a_human_table_gets_its_human_rows(tmp_path, monkeypat
     sha = human_scale.write_table(table, SIGNATURE, None, {d: (d, s) for d, s in human.items()}, "test")
     monkeypatch.setitem(human_scale.TABLES, "tiny", human_scale.TableEntry(table, sha))
     files = [write_scores(tmp_path / f"{name}.jsonl", system_scores(i)) for i, name in enumerate("ab")]
-    result = compare.compare_files(files, resamples=40)
+    result = comparison.compare_files(files, resamples=40)
     assert [h.name for h in result.human] == ["human ROC stories (held back)", "human WP stories (held back)"]
     assert result.human[0].interval == significance.bootstrap_interval(
         sorted(round(x, 6) for x in human["roc"]), 40, 0
     )
     assert result.human_table == sha and result.notes == []
-    compare.plot_comparison(result, tmp_path / "with-human.png")
+    plot.plot_comparison(result, tmp_path / "with-human.png")
     assert (tmp_path / "with-human.png").read_bytes().startswith(PNG_MAGIC)
     ranked = [
         write_scores(tmp_path / f"{n}.jsonl", system_scores(i), percentile=[50.0] * 40)
         for i, n in enumerate("cd")
     ]
     assert (
-        compare.compare_files(ranked, score_column="percentile", resamples=40).human == []
+        comparison.compare_files(ranked, score_column="percentile", resamples=40).human == []
     )  # not raw scores
     table.write_text(table.read_text().replace('"n": 50', '"n": 51'))
-    with pytest.raises(compare.CompareError, match="tiny.json is damaged or was changed"):
-        compare.compare_files(files, resamples=40)
+    with pytest.raises(comparison.CompareError, match="tiny.json is damaged or was changed"):
+        comparison.compare_files(files, resamples=40)
 
 
 def test_files_that_story_quality_score_wrote_compare_end_to_end(tmp_path, capsys):
@@ -247,7 +250,7 @@ def test_files_that_story_quality_score_wrote_compare_end_to_end(tmp_path, capsy
     assert [s["mean"] for s in result["systems"]] == pytest.approx([np.mean(s) for s in scores])
     assert result["pairs"][0]["difference"] == pytest.approx(np.mean(scores[1]) - np.mean(scores[0]))
     assert result["notes"][0] == (
-        f"no human reference table for {result['signature'].split('|')[2][11:]}; tables exist for default"
+        f"no human scale table for {result['signature'].split('|')[2][11:]}; tables exist for default"
     )
     assert "only 6 paired rows" in result["notes"][1]
     first = json.loads(outputs[0].read_text().splitlines()[0])
@@ -279,17 +282,17 @@ def test_a_row_whose_seal_was_deleted_is_refused(tmp_path):
     edited.pop(output_files.ROW_HASH)
     path.write_text("\n".join([json.dumps(edited), *lines[1:]]) + "\n")
     with pytest.raises(
-        compare.CompareError, match=r"a\.jsonl:1: this row carries no row_hash while the file"
+        comparison.CompareError, match=r"a\.jsonl:1: this row carries no row_hash while the file"
     ):
-        compare.compare_files([path, other], resamples=40)
+        comparison.compare_files([path, other], resamples=40)
 
 
 def test_an_unfinished_output_is_refused_unless_asked(tmp_path):
     cut = sealed_scores(tmp_path / "a.jsonl", system_scores(0, 48), input_rows=300)
     other = sealed_scores(tmp_path / "b.jsonl", system_scores(1, 48))
-    with pytest.raises(compare.CompareError, match=r"a\.jsonl is unfinished: it holds 48 of the 300 rows"):
-        compare.compare_files([cut, other], resamples=40)
-    result = compare.compare_files([cut, other], resamples=40, allow_unfinished=True)
+    with pytest.raises(comparison.CompareError, match=r"a\.jsonl is unfinished: it holds 48 of the 300 rows"):
+        comparison.compare_files([cut, other], resamples=40)
+    result = comparison.compare_files([cut, other], resamples=40, allow_unfinished=True)
     assert result.systems[0].n == 48 and any("--allow-unfinished" in note for note in result.notes)
 
 
@@ -297,9 +300,9 @@ def test_an_output_being_written_is_refused(tmp_path):
     path = sealed_scores(tmp_path / "a.jsonl", system_scores(0, 40))
     other = sealed_scores(tmp_path / "b.jsonl", system_scores(1, 40))
     with output_files.claim_output(path):
-        with pytest.raises(compare.CompareError, match=r"a\.jsonl is still being written .*process"):
-            compare.compare_files([path, other], resamples=40)
-    assert len(compare.compare_files([path, other], resamples=40).pairs) == 1
+        with pytest.raises(comparison.CompareError, match=r"a\.jsonl is still being written .*process"):
+            comparison.compare_files([path, other], resamples=40)
+    assert len(comparison.compare_files([path, other], resamples=40).pairs) == 1
 
 
 def test_percentiles_against_different_human_tables_are_refused(tmp_path):
@@ -312,17 +315,17 @@ def test_percentiles_against_different_human_tables_are_refused(tmp_path):
         path.write_text(
             "".join(output_files.seal({k: v for k, v in row.items() if k != "row_hash"}) for row in rows)
         )
-    with pytest.raises(compare.CompareError, match="were scored differently"):
-        compare.compare_files([roc, wp], score_column="percentile", resamples=40)
-    assert len(compare.compare_files([roc, wp], resamples=40).pairs) == 1  # the raw scores are one scale
+    with pytest.raises(comparison.CompareError, match="were scored differently"):
+        comparison.compare_files([roc, wp], score_column="percentile", resamples=40)
+    assert len(comparison.compare_files([roc, wp], resamples=40).pairs) == 1  # the raw scores are one scale
 
 
 def test_the_same_file_twice_is_refused(tmp_path):
     path = write_scores(tmp_path / "a.jsonl", system_scores(0))
     (tmp_path / "link.jsonl").symlink_to(path)
     for second in (path, tmp_path / "." / "a.jsonl", tmp_path / "link.jsonl"):
-        with pytest.raises(compare.CompareError, match="are the same file"):
-            compare.compare_files([path, second], resamples=40)
+        with pytest.raises(comparison.CompareError, match="are the same file"):
+            comparison.compare_files([path, second], resamples=40)
 
 
 @pytest.mark.parametrize(
@@ -350,15 +353,17 @@ def test_json_true_is_not_the_row_id_1(tmp_path):
     rows[0]["signature"], rows[1]["index"] = SIGNATURE, True
     path = tmp_path / "a.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    with pytest.raises(compare.CompareError, match="index is True"):
-        compare.compare_files([path, write_scores(tmp_path / "b.jsonl", system_scores(1, 3))], resamples=40)
+    with pytest.raises(comparison.CompareError, match="index is True"):
+        comparison.compare_files(
+            [path, write_scores(tmp_path / "b.jsonl", system_scores(1, 3))], resamples=40
+        )
 
 
 @pytest.mark.parametrize("column", ["index", "line", "text_hash", "input_rows"])
 def test_a_row_identity_is_no_score_column(tmp_path, column):
     files = [write_scores(tmp_path / f"{n}.jsonl", system_scores(i)) for i, n in enumerate("ab")]
-    with pytest.raises(compare.CompareError, match=f"--score-column {column}: that field says which row"):
-        compare.compare_files(files, score_column=column, resamples=40)
+    with pytest.raises(comparison.CompareError, match=f"--score-column {column}: that field says which row"):
+        comparison.compare_files(files, score_column=column, resamples=40)
 
 
 def test_a_raw_line_separator_inside_a_json_row_is_read(tmp_path):
@@ -367,7 +372,7 @@ def test_a_raw_line_separator_inside_a_json_row_is_read(tmp_path):
     assert "\u2028" in raw
     path.write_text(raw, encoding="utf-8")
     other = write_scores(tmp_path / "b.jsonl", system_scores(1, 40))
-    assert compare.compare_files([path, other], resamples=40).systems[0].n == 40
+    assert comparison.compare_files([path, other], resamples=40).systems[0].n == 40
 
 
 BAD_VALUES = [
@@ -399,7 +404,7 @@ def test_the_comparison_is_printed_when_the_picture_cannot_be_written(tmp_path, 
     def refuse(comparison, path):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(compare, "plot_comparison", refuse)
+    monkeypatch.setattr(compare_command, "plot_comparison", refuse)
     assert (
         cli.main(["compare", *map(str, files), "--resamples", "40", "--plot", str(tmp_path / "c.png")]) == 2
     )
@@ -410,10 +415,10 @@ def test_the_comparison_is_printed_when_the_picture_cannot_be_written(tmp_path, 
 def test_one_shared_row_is_refused_and_an_interval_that_disagrees_with_p_gets_a_word(tmp_path):
     first = write_scores(tmp_path / "a.jsonl", [0.1])
     second = write_scores(tmp_path / "b.jsonl", [0.9])
-    with pytest.raises(compare.CompareError, match="share 1 scored row: a paired test needs at least 2"):
-        compare.compare_files([first, second], resamples=40)
+    with pytest.raises(comparison.CompareError, match="share 1 scored row: a paired test needs at least 2"):
+        comparison.compare_files([first, second], resamples=40)
     edge = significance.PairedTest(40, significance.Interval(0.05, 0.001, 0.1, 0.95), 0.08, 0.07)
-    (note,) = compare.pair_notes([compare.PairResult("a", "b", edge)])
+    (note,) = comparison.pair_notes([comparison.PairResult("a", "b", edge)])
     assert "the 95% interval excludes 0 but the paired bootstrap p = 0.0800 is not below 0.05" in note
     agree = significance.PairedTest(40, significance.Interval(0.05, 0.001, 0.1, 0.95), 0.01, 0.02)
-    assert compare.pair_notes([compare.PairResult("a", "b", agree)]) == []
+    assert comparison.pair_notes([comparison.PairResult("a", "b", agree)]) == []

@@ -1,0 +1,1 @@
+"""How scores agree with people and with each other: correlation, significance, annotations, comparing systems."""
