@@ -175,11 +175,12 @@ def one_mask_at_a_time(texts: list[str], models: dict[str, str]) -> list[float]:
 
 
 def batched_pll(texts: list[str], models: dict[str, str], batch_size: int) -> list[float]:
+    from story_quality.checkpoint_reference import CheckpointReference
     from story_quality.gruen.grammaticality import pll_nll_scores
     from story_quality.gruen.loading import load_model
     from story_quality.gruen.text import text_to_sentences
 
-    lm = load_model("lm", models["lm_model"], None, torch.device("cpu"))
+    lm = load_model("lm", CheckpointReference.parse(models["lm_model"]), torch.device("cpu"))
     return pll_nll_scores(lm, [s for t in texts for s in text_to_sentences(t)], batch_size)
 
 

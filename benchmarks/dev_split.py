@@ -10,7 +10,9 @@ of ``wp-stories/stories.jsonl`` (0-based line numbers divisible by the step) are
 writes ``roc_train.txt`` (every other ROC story of ``stories.txt`` and ``more_stories.jsonl``),
 ``wp_train.jsonl`` (the other WP stories of ``stories.jsonl``, then every story of
 ``more_stories.jsonl``, prompt and story), and the held-back
-``roc_heldback.txt`` / ``wp_heldback.jsonl``, ready for ``training/build_union_data.py``.
+``roc_heldback.txt`` / ``wp_heldback.jsonl``, ready for ``training/build_union_data.py``; the
+held-back two are also the stories ``training/shipped_assets/human_scale_table.py`` scores for the
+shipped default's human scale (training imports nothing from here: it reads these files).
 """
 
 from __future__ import annotations

@@ -17,13 +17,13 @@ Load a metric the same way from anywhere::
 
 from __future__ import annotations
 
-import functools
 import pathlib
-import re
 
+from story_quality.citations import citation
+
+__all__ = ["METRICS", "__version__", "citation", "metric_path"]
 __version__ = "0.4.0"  # setup.cfg reads it; Space requirements pin it
 METRICS = ("union", "gruen")
-CITATIONS = pathlib.Path(__file__).with_name("citations.bib")
 
 
 def metric_path(name: str) -> str:
@@ -33,30 +33,3 @@ def metric_path(name: str) -> str:
     from . import metrics
 
     return str(pathlib.Path(metrics.__file__).resolve().parent / name)
-
-
-def option_specs() -> dict:
-    """Each metric's option spec (:class:`story_quality.options.OptionSpec`), by the metric's name: what
-    ``story-quality score`` turns into flags and the cards into option tables."""
-    from story_quality.gruen.options import GRUEN_OPTIONS
-    from story_quality.union.options import UNION_OPTIONS
-
-    return {"union": UNION_OPTIONS, "gruen": GRUEN_OPTIONS}
-
-
-@functools.cache
-def citation(key: str) -> str:
-    """The BibTeX entry ``key`` of the package's ``citations.bib``, ending with a newline.
-
-    >>> citation("guan-huang-2020-union").splitlines()[0]
-    '@inproceedings{guan-huang-2020-union,'
-    """
-    entries = {
-        entry.group(1): entry.group(0) + "\n"
-        for entry in re.finditer(
-            r"^@\w+\{([^,]+),.*?^\}$", CITATIONS.read_text(encoding="utf-8"), re.M | re.S
-        )
-    }
-    if key not in entries:
-        raise KeyError(f"No citation {key!r} in {CITATIONS.name}; it has {', '.join(entries)}.")
-    return entries[key]

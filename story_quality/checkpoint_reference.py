@@ -23,6 +23,8 @@ class CheckpointReference:
     source: str
     revision: str | None
     local: bool
+    # ``name`` is a config name standing for the folder (``"default"``), not a path.
+    config_name: bool = dataclasses.field(default=False, repr=False)
 
     @classmethod
     def parse(cls, text: str, revision: str | None = None) -> CheckpointReference:
@@ -45,7 +47,7 @@ class CheckpointReference:
     @classmethod
     def folder(cls, name: str, path: str | os.PathLike) -> CheckpointReference:
         """A folder that a config name (``"default"``) stands for."""
-        return cls(name, os.fspath(path), None, True)
+        return cls(name, os.fspath(path), None, True, config_name=True)
 
     @property
     def hub_revision(self) -> str:
@@ -64,8 +66,17 @@ class CheckpointReference:
         from story_quality.checkpoint_files import checkpoint_sha256
 
         sha = checkpoint_sha256(self.source)
-        shown = pathlib.Path(self.name).name if os.path.isdir(self.name) else self.name
+        shown = self.name if self.config_name else pathlib.Path(self.source).name
         return f"{shown}@sha256:{sha[:12] if sha else 'none'}"
+
+    @staticmethod
+    def name_in_label(label: str) -> str:
+        """The checkpoint's name in a :meth:`label` (what comes before its last ``@``).
+
+        >>> CheckpointReference.name_in_label("default@sha256:0123456789ab")
+        'default'
+        """
+        return label.rpartition("@")[0] or label
 
     def __str__(self) -> str:
         """The checkpoint as a message names it: a folder's path, or ``REPO@REVISION``."""

@@ -15,7 +15,8 @@ import pathlib
 import sys
 from collections.abc import Sequence
 
-from story_quality import metric_path, option_specs
+from story_quality import metric_path
+from story_quality.metric_options import option_specs
 from story_quality.options import OptionSpec
 
 TABLE_START = "<!-- options: generated from the option spec by `python -m story_quality.option_tables` -->"

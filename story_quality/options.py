@@ -135,8 +135,6 @@ class Option:
     # What the docs say of a default the metric decides; a function when saying it reads a file
     # (the shipped default's config), so that importing the spec reads nothing.
     default_text: str | Callable[[], str] | None = None
-    # The type as a signature annotates it.
-    annotation: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -195,11 +193,10 @@ class Option:
 
     def parameter(self) -> inspect.Parameter:
         """This option as a keyword parameter of a scorer's ``score``."""
+        kind = {"count": "int", "flag": "bool", "device": "str | int | torch.device"}.get(self.kind, "str")
+        annotation = f"{kind} | None" if self.default is None else kind
         return inspect.Parameter(
-            self.name,
-            inspect.Parameter.KEYWORD_ONLY,
-            default=self.default,
-            annotation=self.annotation or KINDS[self.kind],
+            self.name, inspect.Parameter.KEYWORD_ONLY, default=self.default, annotation=annotation
         )
 
     def arg_text(self) -> str:

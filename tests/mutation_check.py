@@ -261,8 +261,8 @@ MUTATIONS = [
         "shipped-checkpoint-unverified-at-load",
         "loading the shipped default no longer verifies it",
         "story_quality/union/checkpoints.py",
-        "        verify_checkpoint(folder, SHIPPED_DEFAULT_MANIFEST_SHA256)\n        return str(folder)\n",
-        "        return str(folder)\n",
+        "        verify_checkpoint(folder, SHIPPED_DEFAULT_MANIFEST_SHA256)\n",
+        "",
         ("tests/union/test_checkpoints.py",),
     ),
     Mutation(
@@ -271,7 +271,7 @@ MUTATIONS = [
         "story_quality/metric_module.py",
         'self.__dict__.setdefault("_compute_lock", threading.RLock())',
         'self.__dict__.setdefault("_compute_lock", __import__("contextlib").nullcontext())',
-        ("tests/library/test_sharing.py",),
+        ("tests/library/test_metric_module.py",),
     ),
     Mutation(
         "story-lm-best-epoch-not-kept",
@@ -299,7 +299,7 @@ MUTATIONS = [
         "story_quality/cli/score.py",
         "            return len(done)\n",
         "            return 0\n",
-        ("tests/library/test_cli.py::test_a_cut_short_output_is_completed_by_rerunning",),
+        ("tests/cli/test_score.py::test_a_cut_short_output_is_completed_by_rerunning",),
     ),
     Mutation(
         "cli-resume-other-input-accepted",
@@ -307,7 +307,7 @@ MUTATIONS = [
         "story_quality/cli/score.py",
         "read_sealed_rows(args.output, expected=identities, source=args.input)",
         "read_sealed_rows(args.output)",
-        ("tests/library/test_cli.py",),
+        ("tests/cli/test_score.py",),
     ),
     Mutation(
         "cli-rows-misaligned",
@@ -315,7 +315,7 @@ MUTATIONS = [
         "story_quality/cli/score.py",
         "zip([row.index for row in good], per_row(",
         "zip([row.index for row in good][::-1], per_row(",
-        ("tests/library/test_cli.py::test_one_row_per_story_equal_to_compute_with_the_signature_first",),
+        ("tests/cli/test_score.py::test_one_row_per_story_equal_to_compute_with_the_signature_first",),
     ),
     Mutation(
         "cli-gather-skipped",
@@ -324,7 +324,7 @@ MUTATIONS = [
         "            scored = gather_object(scored)\n",
         "            pass\n",
         (
-            "tests/library/test_cli.py::test_two_torchrun_processes_each_score_rows_and_write_the_one_process_file",
+            "tests/cli/test_score.py::test_two_torchrun_processes_each_score_rows_and_write_the_one_process_file",
         ),
     ),
     Mutation(
@@ -341,7 +341,7 @@ MUTATIONS = [
         "story_quality/evaluation/comparison.py",
         "if output_files.ROW_HASH in record and not output_files.row_intact(record):",
         "if False:",
-        ("tests/library/test_compare.py",),
+        ("tests/cli/test_compare.py",),
     ),
     # --- issue 47: files never lost to score, numbers compare can vouch for ---
     Mutation(
@@ -382,7 +382,7 @@ MUTATIONS = [
         "story_quality/cli/score.py",
         "            record[output_files.INPUT_ROWS] = total\n",
         "",
-        ("tests/library/test_compare.py::test_files_that_story_quality_score_wrote_compare_end_to_end",),
+        ("tests/cli/test_compare.py::test_files_that_story_quality_score_wrote_compare_end_to_end",),
     ),
     Mutation(
         "score-teardown-without-barrier",
@@ -391,7 +391,7 @@ MUTATIONS = [
         "        meet_before_leaving(dist)\n",
         "        pass\n",
         (
-            "tests/library/test_cli.py::test_every_process_meets_at_a_barrier_then_leaves_the_group_whatever_happens",
+            "tests/cli/test_score.py::test_every_process_meets_at_a_barrier_then_leaves_the_group_whatever_happens",
         ),
     ),
     Mutation(
@@ -400,7 +400,7 @@ MUTATIONS = [
         "story_quality/evaluation/significance.py",
         "count = _at_least(np.abs(resampled - observed), abs(observed))",
         "count = _at_least(np.abs(resampled) - np.abs(resampled).mean(), abs(observed))",
-        ("tests/library/test_significance.py::test_under_the_null_both_tests_reject_at_their_level",),
+        ("tests/evaluation/test_significance.py::test_under_the_null_both_tests_reject_at_their_level",),
     ),
     Mutation(
         "paired-test-on-one-row",
@@ -408,7 +408,7 @@ MUTATIONS = [
         "story_quality/evaluation/significance.py",
         "if len(first) < MIN_PAIRED_ROWS:",
         "if False:",
-        ("tests/library/test_significance.py::test_one_row_or_a_few_rows_are_refused_or_named",),
+        ("tests/evaluation/test_significance.py::test_one_row_or_a_few_rows_are_refused_or_named",),
     ),
     Mutation(
         "compare-unsealed-row",
@@ -416,7 +416,7 @@ MUTATIONS = [
         "story_quality/evaluation/comparison.py",
         "if sealed and unsealed:",
         "if False:",
-        ("tests/library/test_compare.py::test_a_row_whose_seal_was_deleted_is_refused",),
+        ("tests/cli/test_compare.py::test_a_row_whose_seal_was_deleted_is_refused",),
     ),
     Mutation(
         "compare-unfinished-output",
@@ -424,7 +424,7 @@ MUTATIONS = [
         "story_quality/evaluation/comparison.py",
         "if written < expected:",
         "if False:",
-        ("tests/library/test_compare.py::test_an_unfinished_output_is_refused_unless_asked",),
+        ("tests/cli/test_compare.py::test_an_unfinished_output_is_refused_unless_asked",),
     ),
     Mutation(
         "compare-output-being-written",
@@ -432,15 +432,15 @@ MUTATIONS = [
         "story_quality/evaluation/comparison.py",
         "if holder is not None:",
         "if False:",
-        ("tests/library/test_compare.py::test_an_output_being_written_is_refused",),
+        ("tests/cli/test_compare.py::test_an_output_being_written_is_refused",),
     ),
     Mutation(
         "compare-human-scales-mixed",
         "percentiles against different human tables are compared as one scale",
         "story_quality/evaluation/comparison.py",
-        'raw = column == first[1].split("|", 1)[0]',
+        "raw = column == parsed_signature(*first).metric",
         "raw = True",
-        ("tests/library/test_compare.py::test_percentiles_against_different_human_tables_are_refused",),
+        ("tests/cli/test_compare.py::test_percentiles_against_different_human_tables_are_refused",),
     ),
     Mutation(
         "compare-same-file-twice",
@@ -448,7 +448,7 @@ MUTATIONS = [
         "story_quality/evaluation/comparison.py",
         "if output_files.same_file(first, second):",
         "if False:",
-        ("tests/library/test_compare.py::test_the_same_file_twice_is_refused",),
+        ("tests/cli/test_compare.py::test_the_same_file_twice_is_refused",),
     ),
     Mutation(
         "compare-out-of-range",
@@ -456,7 +456,7 @@ MUTATIONS = [
         "story_quality/evaluation/comparison.py",
         "if not low <= number_value <= high:",
         "if False:",
-        ("tests/library/test_compare.py::test_values_no_score_file_holds_are_named",),
+        ("tests/cli/test_compare.py::test_values_no_score_file_holds_are_named",),
     ),
     Mutation(
         "compare-identity-as-score",
@@ -464,7 +464,7 @@ MUTATIONS = [
         "story_quality/evaluation/comparison.py",
         "if column in refused:",
         "if False:",
-        ("tests/library/test_compare.py::test_a_row_identity_is_no_score_column",),
+        ("tests/cli/test_compare.py::test_a_row_identity_is_no_score_column",),
     ),
     Mutation(
         "compare-true-is-1",
@@ -472,7 +472,7 @@ MUTATIONS = [
         "story_quality/evaluation/comparison.py",
         "and not isinstance(value, bool) and math.isfinite(value)",
         "and math.isfinite(value)",
-        ("tests/library/test_compare.py::test_json_true_is_not_the_row_id_1",),
+        ("tests/cli/test_compare.py::test_json_true_is_not_the_row_id_1",),
     ),
     Mutation(
         "compare-seed-unchecked",
@@ -480,7 +480,7 @@ MUTATIONS = [
         "story_quality/evaluation/comparison.py",
         "        significance.check_seed(seed)\n",
         "        pass\n",
-        ("tests/library/test_compare.py::test_every_bad_value_is_a_usage_error",),
+        ("tests/cli/test_compare.py::test_every_bad_value_is_a_usage_error",),
     ),
     Mutation(
         "compare-silent-disagreement",
@@ -489,7 +489,7 @@ MUTATIONS = [
         "if excludes_zero != (pair.test.p_paired_bootstrap < 1 - level):",
         "if False:",
         (
-            "tests/library/test_compare.py::test_one_shared_row_is_refused_and_an_interval_that_disagrees_with_p_gets_a_word",
+            "tests/cli/test_compare.py::test_one_shared_row_is_refused_and_an_interval_that_disagrees_with_p_gets_a_word",
         ),
     ),
     Mutation(
@@ -498,7 +498,7 @@ MUTATIONS = [
         "story_quality/evaluation/comparison.py",
         "enumerate(input_files.text_lines(text), 1)",
         "enumerate(text.splitlines(), 1)",
-        ("tests/library/test_compare.py::test_a_raw_line_separator_inside_a_json_row_is_read",),
+        ("tests/cli/test_compare.py::test_a_raw_line_separator_inside_a_json_row_is_read",),
     ),
     Mutation(
         "percentile-moves-with-batch",
@@ -506,12 +506,12 @@ MUTATIONS = [
         "story_quality/union/human_scale.py",
         "TIE_TOLERANCE = 1e-5\n",
         "TIE_TOLERANCE = 0.0\n",
-        ("tests/library/test_human_scale.py",),
+        ("tests/union/test_human_scale.py",),
     ),
     Mutation(
         "signature-weights-only",
         "the checkpoint hash covers the weights only, not the config and tokenizer beside them",
-        "story_quality/signature.py",
+        "story_quality/checkpoint_files.py",
         "for path in scoring_files(folder):",
         "for path in []:",
         (

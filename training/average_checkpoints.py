@@ -9,7 +9,7 @@ it agrees with people better than its members is an empirical question: measure 
 ``benchmarks/RESULTS.md``). The result is an ordinary checkpoint: the ``union`` metric (or GRUEN,
 for CoLA models) loads it like any other.
 
-    python -m training.average_checkpoints --output-dir outputs/union-soup run1/checkpoint run2/checkpoint
+    python training/average_checkpoints.py --output-dir outputs/union-soup run1/checkpoint run2/checkpoint
 
 Checkpoints must agree on everything but their weights (configuration, vocabulary, tensor
 names and shapes); the first difference found is an error that names the checkpoint and item.

@@ -189,7 +189,7 @@ def refuse_a_lone_cpu_launch() -> None:
         and os.environ.get("MASTER_ADDR")
         and launched_processes() == 1
     ):
-        script = pathlib.Path(sys.argv[0]).name
+        script = f"training/{pathlib.Path(sys.argv[0]).name}"  # the documented path, from a clone
         raise SystemExit(
             "error: accelerate launch --cpu starts one process whatever --num_processes says (more need "
             f"mpirun). For N processes on CPUs run `torchrun --nproc_per_node N {script} ...` (several "

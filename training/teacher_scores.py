@@ -4,7 +4,7 @@ A student trained with ``train_union.py --distillation_weight W`` learns part of
 classification loss from these probabilities instead of the human/corrupted label, so one
 checkpoint can be taught what several agree on (knowledge distillation, Hinton et al., 2015):
 
-    python -m training.teacher_scores --dataset outputs/union-pairs --teacher RUN_A --teacher RUN_B \\
+    python training/teacher_scores.py --dataset outputs/union-pairs --teacher RUN_A --teacher RUN_B \\
         --output_dir outputs/union-pairs-taught --max_length 256
 
 Each row's ``text`` is read exactly as training reads it: no normalisation (the rows already

@@ -69,7 +69,7 @@ def _row_label(result: SystemResult) -> str:
 
 
 def plot_comparison(comparison: Comparison, path: str | pathlib.Path) -> None:
-    """One row per system (and per human reference domain): every score, quartile box, and the mean
+    """One row per system (and per human-scale domain): every score, quartile box, and the mean
     with its interval; the pairs' differences and p-values underneath."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -27,9 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from story_quality import METRICS, input_files, option_specs, output_files
+from story_quality import METRICS, input_files, output_files
 from story_quality.cli.errors import ProcessZeroError, UsageError, report
 from story_quality.gruen.options import MODEL_OPTIONS
+from story_quality.metric_options import option_specs
 from story_quality.options import add_flags, given_flags
 from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.texts import has_word, is_blank

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from story_quality import input_files, output_files
+from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.evaluation import significance
 from story_quality.signature import Signature, SignatureError
 from story_quality.union import human_scale
@@ -114,7 +115,7 @@ class Comparison:
             "confidence": self.confidence,
             "systems": [system(s) for s in self.systems],
             "pairs": [pair(p) for p in self.pairs],
-            "human_reference": {"table": self.human_table, "domains": [system(h) for h in self.human]},
+            "human_scale": {"table": self.human_table, "domains": [system(h) for h in self.human]},
             "notes": self.notes,
         }
 
@@ -409,7 +410,7 @@ def human_rows(signature: str, column: str) -> tuple[list[tuple[str, np.ndarray]
     if parsed.metric != "union" or column != "union":
         return [], None, []
     label = parsed["checkpoint"]
-    if label.rsplit("@", 1)[0] not in human_scale.TABLES:
+    if CheckpointReference.name_in_label(label) not in human_scale.TABLES:
         return (
             [],
             None,
@@ -471,7 +472,7 @@ def compare_systems(
         confidence=confidence,
         systems=[summary(s.name, s.source, s.scores, s.skipped) for s in systems],
         pairs=pairs,
-        human=[summary(name, "human reference table", scores) for name, scores in rows],
+        human=[summary(name, "human scale table", scores) for name, scores in rows],
         human_table=table,
         notes=notes,
     )

@@ -4,7 +4,7 @@
 its options are :data:`story_quality.gruen.options.GRUEN_OPTIONS`.
 """
 
-from story_quality import citation
+from story_quality.citations import citation
 from story_quality.versions import check_min_versions
 
 check_min_versions("transformers", "torch", "evaluate")

@@ -4,7 +4,7 @@
 options are :data:`story_quality.union.options.UNION_OPTIONS`.
 """
 
-from story_quality import citation
+from story_quality.citations import citation
 from story_quality.versions import check_min_versions
 
 check_min_versions("transformers", "torch", "evaluate")

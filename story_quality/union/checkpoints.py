@@ -30,7 +30,7 @@ SHIPPED_DEFAULT_PACKAGE = "story_quality.metrics.union"
 SHIPPED_DEFAULT_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped default's MANIFEST, which lists the sha256 of every other file in it.
-SHIPPED_DEFAULT_MANIFEST_SHA256 = "d5b4aa27a4a075b7c50daf19d61807b3174a610e4c62c7ea20d16ec5f7c0b320"
+SHIPPED_DEFAULT_MANIFEST_SHA256 = "08f651d12db8997f9636d09bd386583f965548cb6bfea4015a35eb4edd141734"
 
 
 class CheckpointError(OSError):

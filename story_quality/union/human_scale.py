@@ -15,8 +15,9 @@ calibrated probability, not a quality grade, and not comparable across checkpoin
 Each table records the checkpoint it was made with (its signature label and the full sha256 of
 its weights) and how it was read (window, long stories); its own sha256 is pinned in
 :data:`TABLES` and checked at load, and the table's sha256 joins the signature of every rescaled
-result. ``python -m benchmarks.human_reference_scores --checkpoint default`` rebuilds a table
-from the data; a new shipped checkpoint needs that command and the new pin below.
+result. In a clone, ``python training/shipped_assets/human_scale_table.py CORPORA --checkpoint default``
+rebuilds a table from the held-back stories ``python -m benchmarks.dev_split --output-dir CORPORA``
+writes; a new shipped checkpoint needs that command and the new pin below.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def _read_table(path: str, size: int, mtime_ns: int, expected_sha256: str) -> Hu
     if found != expected_sha256:
         raise HumanScaleError(
             f"{location} is damaged or was changed: its sha256 is {found}, the pinned one {expected_sha256}. "
-            "Reinstall the project, or rebuild the table (python -m benchmarks.human_reference_scores) "
+            "Reinstall the project, or rebuild the table (python training/shipped_assets/human_scale_table.py) "
             "and pin its new sha256 in story_quality/union/human_scale.py."
         )
     table: dict[str, Any] = json.loads(location.read_text(encoding="utf-8"))
@@ -155,7 +156,7 @@ def load_table(path: str | os.PathLike, expected_sha256: str) -> HumanScale:
 
 def human_scale_for(label: str) -> HumanScale:
     """The table of the checkpoint whose signature label is ``label``, or an error naming the tables there are."""
-    name = label.rsplit("@", 1)[0]
+    name = CheckpointReference.name_in_label(label)
     entry = TABLES.get(name)
     if entry is None:
         raise HumanScaleError(

@@ -86,7 +86,6 @@ class UnionScorer:
         self.label_index = human_label_index(self.model.config, self.checkpoint.source)
         self.normalization = StoryNormalization.from_config(self.model.config)
         self.long_stories = recorded_long_stories(self.model.config)
-        self.checkpoint_label = self.checkpoint.label()  # hashes a folder's files once
 
     def _model_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
@@ -108,7 +107,7 @@ class UnionScorer:
         """What made the scores: checkpoint, normalisation, window and reading, precision, version."""
         return Signature.of(
             "union",
-            f"checkpoint:{self.checkpoint_label}",
+            f"checkpoint:{self.checkpoint.label()}",
             f"norm:{normalization_label(self.normalization.to_dict())}",
             f"window:{reading.window}",
             f"long:{reading.long_stories}",

@@ -48,7 +48,7 @@ MODULES = modules_with_examples()
 
 def test_the_walk_finds_the_modules_that_hold_examples():
     expected = {
-        "story_quality",
+        "story_quality.citations",
         "benchmarks.union_dev_suite",
         "story_quality.union.text",
         "story_quality.gruen.redundancy",

@@ -1,4 +1,6 @@
-"""Imports point one way: the library stands alone, training leans only on it, nothing on experiments.
+"""Imports point one way: the library stands alone, training leans only on it, nothing on experiments;
+inside the library the commands sit on top, the metrics and the evaluation statistics beside each
+other, and the command line starts without torch.
 
 Every module is parsed (``ast``), never imported, so an import inside a function or behind a
 condition counts as much as one at the top, and a module that fails to import is still checked.
@@ -7,6 +9,8 @@ condition counts as much as one at the top, and a module that fails to import is
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -108,6 +112,37 @@ def test_training_imports_nothing_from_benchmarks_or_experiments():
 def test_nothing_in_the_product_benchmarks_or_tests_imports_experiments():
     folders = ("story_quality", "metrics", "training", "hub_cards", "benchmarks", "tests")
     assert violations(folders, NOT_FOR_ANYONE) == []
+
+
+def test_nothing_in_the_library_imports_the_commands_but_the_commands():
+    found = violations(("story_quality",), ("story_quality.cli",))
+    assert [
+        line for line in found if not line.startswith(("story_quality/cli/", "story_quality/__main__.py"))
+    ] == []
+
+
+def test_the_metrics_import_neither_each_other_nor_the_evaluation():
+    assert violations(("story_quality/union",), ("story_quality.gruen", "story_quality.evaluation")) == []
+    assert violations(("story_quality/gruen",), ("story_quality.union", "story_quality.evaluation")) == []
+
+
+def test_the_evaluation_statistics_stand_below_the_commands_and_the_scorers():
+    forbidden = ("story_quality.cli", "story_quality.union.scorer", "story_quality.gruen")
+    assert violations(("story_quality/evaluation",), forbidden) == []
+
+
+TORCH_FREE = ("story_quality.cli", "story_quality.evaluation.comparison", "story_quality.union.options",
+              "story_quality.gruen.options", "story_quality.signature", "story_quality.option_tables")  # fmt: skip
+
+
+def test_the_command_line_and_the_option_specs_start_without_torch():
+    """``story-quality --help`` and ``compare`` build their parsers and read score files without torch
+    or transformers (seconds of import each); only scoring imports them."""
+    probe = f"import sys; import {', '.join(TORCH_FREE)}; print(sorted({{'torch', 'transformers', 'evaluate', 'nltk'}} & set(sys.modules)))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert loaded.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import pathlib
 import shutil
 
 import evaluate
+import pytest
 import torch
 from gruen_models import save_all
 from safetensors.torch import load_file, save_file
@@ -13,7 +14,7 @@ from tiny_models import save_union_checkpoint
 
 from story_quality.checkpoint_files import checkpoint_sha256
 from story_quality.checkpoint_reference import CheckpointReference
-from story_quality.signature import package_version
+from story_quality.signature import Signature, SignatureError, package_version
 from story_quality.union.text import NAMES_SHA256, ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -90,3 +91,30 @@ def test_gruen_signature_names_each_model_and_mode(tmp_path):
     assert (
         "|sop:sop@sha256:" in with_sop["signature"] and "lm_scoring:pll|coherence:on" in with_sop["signature"]
     )
+
+
+def test_a_signature_parses_back_to_itself_and_names_its_parts():
+    text = (
+        "union|v0.4.0|checkpoint:default@sha256:0123456789ab|norm:none|window:256|long:windows|bf16-autocast"
+    )
+    parsed = Signature.parse(text)
+    assert str(parsed) == text and parsed == Signature("union", "0.4.0", tuple(text.split("|")[2:]))
+    assert (parsed.metric, parsed["checkpoint"], parsed.get("window"), parsed.get("rescale")) == (
+        "union",
+        "default@sha256:0123456789ab",
+        "256",
+        None,
+    )
+    assert parsed.reading() == ("union", "checkpoint:default@sha256:0123456789ab", "norm:none", "window:256",
+                                "long:windows")  # fmt: skip
+    rescaled = parsed.with_part("human-roc:sha256:ab")
+    assert rescaled.without("human-roc") == parsed and str(rescaled).endswith("|human-roc:sha256:ab")
+    assert str(Signature.of("gruen", "lm:x@main")) == f"gruen|v{package_version()}|lm:x@main"
+
+
+@pytest.mark.parametrize("text", ["", "union", "union|0.4.0|fp32", "|v1|fp32", 5])
+def test_what_is_not_a_signature_is_refused(text):
+    with pytest.raises(SignatureError):
+        Signature.parse(text)
+    with pytest.raises(SignatureError, match="has no 'window' part"):
+        Signature.parse("union|v1|fp32")["window"]

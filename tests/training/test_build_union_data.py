@@ -1,6 +1,7 @@
 """The ``build_union_data`` command line: help, save to disk, summary file, argument errors."""
 
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -9,6 +10,8 @@ import pytest
 
 from story_quality.training import build_union_data
 from story_quality.union.text import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 STORY = (
     "{name} went to the park. {name} saw a dog. The dog was happy. {name} threw a ball. They played all day."
@@ -19,10 +22,11 @@ PLAIN_LEXICON = ["--tagger", "heuristic", "--wordnet", "none"]
 
 def test_help_explains_the_tool():
     result = subprocess.run(
-        [sys.executable, "-m", "story_quality.training.build_union_data", "--help"],
+        [sys.executable, "training/build_union_data.py", "--help"],  # the documented way, from a clone
         capture_output=True,
         text=True,
         check=True,
+        cwd=REPO,
     )
     assert "UNION's training set" in result.stdout
     assert "--push-to-hub" in result.stdout and "mintujupally/ROCStories" in result.stdout

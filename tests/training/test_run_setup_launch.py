@@ -4,6 +4,7 @@ a lone `accelerate launch --cpu` refused, and no alarming load report."""
 from __future__ import annotations
 
 import logging
+import sys
 
 import pytest
 import tiny_models
@@ -45,13 +46,28 @@ def test_a_gpu_machine_gets_nothing_added(cpu_machine):
 def test_accelerate_launch_cpu_with_several_processes_is_refused_naming_torchrun(cpu_machine):
     cpu_machine.setenv("ACCELERATE_USE_CPU", "true")
     cpu_machine.setenv("MASTER_ADDR", "127.0.0.1")  # what --num_processes 2 sets, starting one process
-    with pytest.raises(SystemExit, match=r"torchrun --nproc_per_node N"):
+    with pytest.raises(SystemExit, match=r"torchrun --nproc_per_node N training/"):
         run_setup.refuse_a_lone_cpu_launch()
     cpu_machine.setenv("WORLD_SIZE", "2")  # mpirun did start them
     run_setup.refuse_a_lone_cpu_launch()
 
 
-def test_loading_an_encoder_into_a_classifier_prints_no_load_report(tmp_path, capfd, caplog):
+@pytest.fixture
+def transformers_stderr(capfd):
+    """transformers' log handler keeps the stderr of its import (pytest's own capture, before this
+    test's ``capfd``): point it at the test's stderr while the test runs."""
+    handlers = [h for h in logging.getLogger("transformers").handlers if isinstance(h, logging.StreamHandler)]
+    before = [handler.stream for handler in handlers]
+    for handler in handlers:
+        handler.setStream(sys.stderr)
+    yield capfd
+    for handler, stream in zip(handlers, before, strict=True):
+        handler.setStream(stream)
+
+
+def test_loading_an_encoder_into_a_classifier_prints_no_load_report(
+    tmp_path, capfd, caplog, transformers_stderr
+):
     BertForMaskedLM(tiny_models.bert_config(40)).save_pretrained(tmp_path / "encoder")
     with caplog.at_level(logging.INFO), run_setup.quiet_load_report(logging.getLogger("t"), "encoder"):
         BertForSequenceClassification.from_pretrained(tmp_path / "encoder", num_labels=2)

@@ -15,7 +15,7 @@ from safetensors import safe_open
 from tiny_models import save_union_checkpoint
 
 from story_quality.checkpoint_files import sha256_of
-from story_quality.training.embedded_checkpoint import export_embedded
+from story_quality.training.shipped_assets.shipped_default import export_shipped_default as export_embedded
 from story_quality.union.checkpoints import (
     MANIFEST,
     SHIPPED_DEFAULT_MANIFEST_SHA256,

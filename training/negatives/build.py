@@ -29,18 +29,10 @@ from typing import Any
 import datasets
 from datasets.fingerprint import Hasher
 
+from story_quality.training.negatives import corruptions, morphology, negation, pos_heuristic, related_stories
+from story_quality.training.negatives import lexicon as lexicon_module
 from story_quality.training.negatives.corpus_hash import corpus_sha256
-from story_quality.union import text as story_text
-from story_quality.union.text import (
-    CONFIG_KEY,
-    ROC_STORIES,
-    StoryNormalization,
-    remove_invisible,
-)
-
-from . import corruptions, morphology, negation, pos_heuristic, related_stories
-from . import lexicon as lexicon_module
-from .corruptions import (
+from story_quality.training.negatives.corruptions import (
     TECHNIQUE_PROBS,
     CorruptionContext,
     KeywordTable,
@@ -49,7 +41,14 @@ from .corruptions import (
     check_technique_probs,
     corrupt,
 )
-from .lexicon import Lexicon
+from story_quality.training.negatives.lexicon import Lexicon
+from story_quality.union import text as story_text
+from story_quality.union.text import (
+    CONFIG_KEY,
+    ROC_STORIES,
+    StoryNormalization,
+    remove_invisible,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -49,11 +49,14 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from .fluent import FLUENT
-from .generated import GENERATED, replace_negatives
-from .lexicon import Lexicon
-from .negation import negate
-from .ngram_continuations import GENERATED_NGRAM, replace_with_ngram_continuations
+from story_quality.training.negatives.fluent import FLUENT
+from story_quality.training.negatives.generated import GENERATED, replace_negatives
+from story_quality.training.negatives.lexicon import Lexicon
+from story_quality.training.negatives.negation import negate
+from story_quality.training.negatives.ngram_continuations import (
+    GENERATED_NGRAM,
+    replace_with_ngram_continuations,
+)
 
 TECHNIQUE_COUNT_PROBS: dict[int, float] = {1: 0.5, 2: 0.2, 3: 0.2, 4: 0.1}
 TECHNIQUE_PROBS: dict[str, float] = {

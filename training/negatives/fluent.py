@@ -34,10 +34,9 @@ from typing import Any
 import datasets
 import numpy as np
 
+from story_quality.training.negatives.generated import GENERATED
+from story_quality.training.negatives.lm_continuations import ROC_MAX_SENTENCES, ROC_MAX_WORDS
 from story_quality.union.text import SENTENCE_STOPS
-
-from .generated import GENERATED
-from .lm_continuations import ROC_MAX_SENTENCES, ROC_MAX_WORDS
 
 FLUENT = f"{GENERATED}:fluent"  # the corruption name replaced rows carry
 KINDS = ("neighbour_sentences", "splice", "prompt_swap")

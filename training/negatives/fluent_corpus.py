@@ -22,18 +22,24 @@ import torch
 from datasets.fingerprint import Hasher
 
 from story_quality.training.distillation import recorded_normalization, row_scorer, teacher_probabilities
+from story_quality.training.negatives.corpus_hash import corpus_sha256
+from story_quality.training.negatives.fluent import (
+    FLUENT,
+    FluentOptions,
+    Neighbours,
+    build_candidates,
+    human_stories,
+    most_human,
+)
+from story_quality.training.negatives.generated import replace_negatives
+from story_quality.training.negatives.lm_continuations import load_corpus
+from story_quality.training.negatives.sentence_embeddings import cached_embeddings
 from story_quality.training.output_folders import (
     check_output_folder,
     probe_writable,
     saved_dataset,
     written_whole,
 )
-
-from .corpus_hash import corpus_sha256
-from .fluent import FLUENT, FluentOptions, Neighbours, build_candidates, human_stories, most_human
-from .generated import replace_negatives
-from .lm_continuations import load_corpus
-from .sentence_embeddings import cached_embeddings
 
 SUMMARY = "fluent_negatives_summary.json"
 # The output: a saved dataset and its summary, never another tool's folder.

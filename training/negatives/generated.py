@@ -15,16 +15,15 @@ import pathlib
 import random
 from typing import Any
 
+from story_quality.training.negatives.corpus_hash import corpus_sha256
+from story_quality.training.negatives.lm_continuations import load_corpus, read_json_lines
+from story_quality.training.negatives.story_lm import opening, text_sha256
 from story_quality.training.output_folders import (
     check_output_folder,
     probe_writable,
     saved_dataset,
     written_whole,
 )
-
-from .corpus_hash import corpus_sha256
-from .lm_continuations import load_corpus, read_json_lines
-from .story_lm import opening, text_sha256
 
 GENERATED = "generated"  # the corruption name replaced rows carry
 SUMMARY = "generated_negatives_summary.json"

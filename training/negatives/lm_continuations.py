@@ -22,6 +22,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
+from story_quality.training.negatives.story_lm import (
+    LMOptions,
+    SamplingOptions,
+    build_vocabulary,
+    continue_stories,
+    text_sha256,
+    train_lm,
+)
 from story_quality.training.output_folders import (
     OutputKind,
     check_output_folder,
@@ -31,8 +39,6 @@ from story_quality.training.output_folders import (
     written_whole_file,
 )
 from story_quality.union.text import ABBREVIATIONS, SENTENCE_STOPS
-
-from .story_lm import LMOptions, SamplingOptions, build_vocabulary, continue_stories, text_sha256, train_lm
 
 # A ROC story has five sentences of about 45 words (at most 71 in ROCStories); a text in no
 # --wp-fold that is longer is a WritingPrompts text whose fold was left out, never a ROC story.

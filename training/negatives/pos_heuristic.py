@@ -13,9 +13,8 @@ from __future__ import annotations
 import functools
 import re
 
+from story_quality.training.negatives.morphology import irregular_verbs
 from story_quality.union.text import PLACEHOLDERS
-
-from .morphology import irregular_verbs
 
 CLOSED_CLASS: dict[str, str] = {
     **dict.fromkeys(

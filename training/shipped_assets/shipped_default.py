@@ -1,6 +1,6 @@
-"""Turn a trained UNION folder into the checkpoint shipped inside the project (the metric's "default").
+"""Turn a trained UNION folder into the shipped default: the checkpoint inside the project, union's "default".
 
-    python -m training.embedded_checkpoint outputs/union-roc-minilm --note card_note.md
+    python training/shipped_assets/shipped_default.py outputs/union-roc-minilm --note card_note.md
 
 Writes the weights as fp16 safetensors (half the size; the metric upcasts them to fp32), the
 config (with its text normalisation), the tokenizer and the run's model card into
@@ -30,7 +30,7 @@ from story_quality.union.checkpoints import MANIFEST, PUBLISHED_CHECKPOINTS, SHI
 from story_quality.union.options import LONG_STORIES, LONG_STORIES_CONFIG_KEY
 from story_quality.union.text import CONFIG_KEY, NAMES_SHA256
 
-DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / SHIPPED_DEFAULT_FOLDER
+DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[2] / "metrics" / "union" / SHIPPED_DEFAULT_FOLDER
 SIZE_LIMIT_BYTES = 48 * 10**6
 CARD = "README.md"
 # What an export writes; a --target holding anything else is someone's folder, never replaced.
@@ -72,11 +72,11 @@ def check_size(model: transformers.PreTrainedModel, source: pathlib.Path) -> Non
     if weights > SIZE_LIMIT_BYTES:
         raise ValueError(
             f"{source}: its fp16 weights take {weights / 1e6:.1f} MB, over the {SIZE_LIMIT_BYTES / 1e6:.0f} MB "
-            "limit of the shipped checkpoint; nothing was written."
+            "limit of the shipped default; nothing was written."
         )
 
 
-def export_embedded(
+def export_shipped_default(
     source: pathlib.Path,
     target: pathlib.Path,
     note: str | None = None,
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         note = args.note.read_text() if args.note else None
         card = args.card.read_text() if args.card else None
-        digest = export_embedded(args.source, args.target, note, args.hub_id, card, args.long_stories)
+        digest = export_shipped_default(args.source, args.target, note, args.hub_id, card, args.long_stories)
     except (OSError, ValueError) as error:  # a usage error naming the folder, not a traceback
         parser.error(str(error))
     print(

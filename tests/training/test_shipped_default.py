@@ -1,4 +1,4 @@
-"""The export of a run into the shipped folder: nothing lost, nothing non-finite, the wrong folder refused."""
+"""The export of a run as the shipped default: nothing lost, nothing non-finite, the wrong folder refused."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from safetensors.torch import load_file, save_file
 from tiny_models import save_union_checkpoint
 
-from story_quality.training import embedded_checkpoint
-from story_quality.training.embedded_checkpoint import export_embedded, main
+from story_quality.training.shipped_assets import shipped_default
+from story_quality.training.shipped_assets.shipped_default import export_shipped_default, main
 from story_quality.union.checkpoints import MANIFEST
 from story_quality.union.text import ROC_STORIES
 
@@ -27,7 +27,7 @@ def run(tmp_path) -> pathlib.Path:
 
 @pytest.fixture
 def earlier_export(run, tmp_path) -> pathlib.Path:
-    export_embedded(run, tmp_path / "export")
+    export_shipped_default(run, tmp_path / "export")
     return tmp_path / "export"
 
 
@@ -41,16 +41,14 @@ def set_weight(folder: pathlib.Path, value: float, key: str = "classifier.weight
 def test_a_run_over_the_size_limit_leaves_the_old_export_whole(run, earlier_export, monkeypatch):
     """Case 3: the limit is checked before anything is removed (the fp16 weights, then the files)."""
     before = contents(earlier_export)
-    monkeypatch.setattr(embedded_checkpoint, "SIZE_LIMIT_BYTES", 1000)
+    monkeypatch.setattr(shipped_default, "SIZE_LIMIT_BYTES", 1000)
     with pytest.raises(ValueError, match=r"over the 0 MB limit.*nothing was written"):
-        export_embedded(run, earlier_export)
+        export_shipped_default(run, earlier_export)
     assert contents(earlier_export) == before
     weights = sum(t.numel() for t in load_file(str(run / "model.safetensors")).values()) * 2
-    monkeypatch.setattr(
-        embedded_checkpoint, "SIZE_LIMIT_BYTES", weights + 10
-    )  # files (tokenizer) tip it over
+    monkeypatch.setattr(shipped_default, "SIZE_LIMIT_BYTES", weights + 10)  # files (tokenizer) tip it over
     with pytest.raises(ValueError, match=r"over the .* limit; nothing was changed"):
-        export_embedded(run, earlier_export)
+        export_shipped_default(run, earlier_export)
     assert contents(earlier_export) == before
     assert sorted(p.name for p in earlier_export.parent.iterdir()) == ["export", "run"]  # no scratch left
 
@@ -67,7 +65,7 @@ def test_the_source_is_never_the_target(run, where):
     with pytest.raises(
         FileExistsError, match=r"--target .*(is the input|holds the input|lies inside the source)"
     ):
-        export_embedded(run, target)
+        export_shipped_default(run, target)
     assert contents(run) == before
 
 
@@ -78,7 +76,7 @@ def test_another_models_folder_is_never_written_into(run, tmp_path):
         (other / name).unlink(missing_ok=True)
     before = contents(other)
     with pytest.raises(FileExistsError, match=rf"was not written by an export \(it has no {MANIFEST}\)"):
-        export_embedded(run, other)
+        export_shipped_default(run, other)
     assert contents(other) == before
 
 
@@ -88,7 +86,7 @@ def test_non_finite_weights_are_refused_naming_the_tensor(run, earlier_export, v
     key = set_weight(run, value)
     before = contents(earlier_export)
     with pytest.raises(ValueError, match=rf"tensor {key} holds NaN or infinite weights"):
-        export_embedded(run, earlier_export)
+        export_shipped_default(run, earlier_export)
     assert contents(earlier_export) == before
 
 
@@ -106,4 +104,4 @@ def test_help_names_the_default_target_without_this_machine_s_path(capsys):
         main(["--help"])
     printed = capsys.readouterr().out
     assert "metrics/union/default_checkpoint" in printed
-    assert str(embedded_checkpoint.DEFAULT_TARGET.parents[2]) not in printed
+    assert str(shipped_default.DEFAULT_TARGET.parents[2]) not in printed

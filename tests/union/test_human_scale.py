@@ -1,4 +1,5 @@
-"""``rescale="human-roc"|"human-wp"``: percentiles among a checkpoint's human stories, from a pinned table."""
+"""The human scale (``rescale="human-roc"|"human-wp"``): percentiles among a checkpoint's held-back human
+stories, from a pinned table; a held-back story's percentile does not move with its batch (issue 47)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def metric(checkpoint):
 
 @pytest.fixture(scope="module")
 def table(metric, checkpoint, tmp_path_factory) -> tuple[pathlib.Path, str, dict[str, list[float]]]:
-    """A table for the tiny checkpoint, written as the benchmark writes the shipped one."""
+    """A table for the tiny checkpoint, written as training/shipped_assets/human_scale_table.py writes the shipped one."""
     roc, wp = (metric.compute(predictions=stories) for stories in (HUMAN_ROC, HUMAN_WP))
     path = tmp_path_factory.mktemp("tables") / "tiny-union.json"
     sha = human_scale.write_table(
@@ -203,3 +204,14 @@ def test_the_cli_refuses_rescale_for_gruen(tmp_path, capsys):
         cli.main([*arguments, "--rescale", "human-roc"])
     assert exit_status.value.code == 2 and "--rescale are union options" in capsys.readouterr().err
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_held_back_storys_percentile_does_not_move_with_its_batch():
+    rng = np.random.default_rng(0)
+    exact = rng.uniform(0, 1, 200)  # the stories' scores as the table's run computed them
+    table = np.round(exact, 6)  # as write_table stores them
+    alone = human_scale.percentile_ranks(exact, table)
+    for batch_noise in (-2e-6, -3e-7, 4e-7, 3e-6):  # the same stories beside other batch-mates
+        moved = human_scale.percentile_ranks(exact + batch_noise, table)
+        assert moved.tolist() == alone.tolist()
+    assert set(alone.tolist()) == {100 * (k + 0.5) / 200 for k in range(200)}  # each ties its own entry
