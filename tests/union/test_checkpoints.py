@@ -15,7 +15,7 @@ from safetensors import safe_open
 from tiny_models import save_union_checkpoint
 
 from story_quality.checkpoint_files import sha256_of
-from story_quality.training.shipped_assets.shipped_default import export_shipped_default as export_embedded
+from story_quality.training.shipped_assets.shipped_default import export_shipped_default
 from story_quality.union.checkpoints import (
     MANIFEST,
     SHIPPED_DEFAULT_MANIFEST_SHA256,
@@ -36,13 +36,13 @@ STORIES = [
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> tuple[pathlib.Path, pathlib.Path, str]:
-    root = tmp_path_factory.mktemp("embedded")
+    root = tmp_path_factory.mktemp("shipped-default")
     source = save_union_checkpoint(root / "run", normalization=ROC_STORIES.to_dict(), max_length=48)
     (source / "README.md").write_text(
         '# card\n\nevaluate.load(metric_path("union"), "org/union")\nfrom_pretrained("org/union")\n\n'
         "## Results of this training run\n\nnone\n"
     )
-    digest = export_embedded(
+    digest = export_shipped_default(
         source, root / "shipped", note="## How it was made\n\nby a test", hub_id="org/union"
     )
     return source, root / "shipped", digest
@@ -77,20 +77,20 @@ def test_exported_scores_match_the_fp32_run_to_fp16_precision(exported):
 
 def test_export_records_the_reading_of_long_stories_and_spares_a_foreign_folder(exported, tmp_path):
     source = exported[0]
-    export_embedded(source, tmp_path / "windows", long_stories="windows")
+    export_shipped_default(source, tmp_path / "windows", long_stories="windows")
     config = json.loads((tmp_path / "windows" / "config.json").read_text())
     assert config["union_long_stories"] == "windows"
     assert "union_long_stories" not in json.loads((exported[1] / "config.json").read_text())
-    export_embedded(source, tmp_path / "windows", long_stories="head")  # an earlier export is replaced
+    export_shipped_default(source, tmp_path / "windows", long_stories="head")  # an earlier export is replaced
     assert json.loads((tmp_path / "windows" / "config.json").read_text())["union_long_stories"] == "head"
     foreign = tmp_path / "thesis"
     foreign.mkdir()
     (foreign / "chapter1.tex").write_text("months of work")
     with pytest.raises(FileExistsError, match="chapter1.tex"):
-        export_embedded(source, foreign)
+        export_shipped_default(source, foreign)
     assert (foreign / "chapter1.tex").read_text() == "months of work"
     with pytest.raises(ValueError, match="long_stories must be one of"):
-        export_embedded(source, tmp_path / "other", long_stories="tail")
+        export_shipped_default(source, tmp_path / "other", long_stories="tail")
 
 
 @pytest.mark.parametrize("damage", ["flip a byte", "delete", "edit the manifest"])

@@ -34,9 +34,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 from story_quality.checkpoint_files import weights_sha256  # noqa: E402
+from story_quality.checkpoint_reference import CheckpointReference  # noqa: E402
 from story_quality.training.corpora import writing_prompts_text  # noqa: E402
 from story_quality.union import UnionScorer, human_scale  # noqa: E402
-from story_quality.union.checkpoints import is_config_name, resolve_checkpoint  # noqa: E402
+from story_quality.union.checkpoints import is_config_name  # noqa: E402
 
 # The held-back stories of each domain: the file benchmarks.dev_split writes them to, and what the
 # table says of them (written into the table, so kept word for word).
@@ -120,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         domain: scorer.score(texts, batch_size=args.batch_size).as_dict() for domain, texts in stories.items()
     }
     signature = results["roc"]["signature"]
-    checkpoint = resolve_checkpoint(args.checkpoint)
+    checkpoint = scorer.checkpoint
     sha = human_scale.write_table(
         output,
         signature,
@@ -128,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         {domain: (DOMAINS[domain], result["scores"]) for domain, result in results.items()},
         COMMAND.format(checkpoint=args.checkpoint),
     )
-    label = human_scale.checkpoint_label(signature).rsplit("@", 1)[0]
+    label = CheckpointReference.name_in_label(human_scale.checkpoint_label(signature))
     means = ", ".join(
         f"{d} {len(r['scores'])} stories, mean {r['union_score']:.4f}" for d, r in results.items()
     )
