@@ -88,7 +88,7 @@ def stage_times(texts: list[str], lexicon: Lexicon) -> dict[str, float]:
         corrupt(as_story(row["sentences"], row["tags"]), StoryRandom(42, row["story_index"]), ctx)
     corrupting = time.perf_counter() - start
     return {
-        "normalise (shared story_text)": normalise,
+        "normalise (story_quality.union.text)": normalise,
         "POS tag": tag,
         "count keywords": count,
         "corrupt": corrupting,

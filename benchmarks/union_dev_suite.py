@@ -50,6 +50,7 @@ import numpy as np  # noqa: E402
 from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
+from story_quality.checkpoint_reference import CheckpointReference  # noqa: E402
 from story_quality.evaluation.annotations import read_annotations  # noqa: E402
 from story_quality.evaluation.correlation import METHODS, correlate  # noqa: E402
 from story_quality.precision import PRECISIONS  # noqa: E402
@@ -186,8 +187,10 @@ def pair_sets() -> list[PairSet]:
 
 
 def load_union(checkpoint: str) -> UnionScorer:
-    """The union scorer of a config name (default, roc, wp), a Hub id or a checkpoint folder."""
-    return UnionScorer(checkpoint if is_config_name(checkpoint) else str(pathlib.Path(checkpoint).resolve()))
+    """The union scorer of the shipped default ("default"), a Hub id (``@revision`` pins one) or a
+    checkpoint folder (read by its absolute path, so that "." is named by its folder)."""
+    local = not is_config_name(checkpoint) and CheckpointReference.parse(checkpoint).local
+    return UnionScorer(str(pathlib.Path(checkpoint).expanduser().resolve()) if local else checkpoint)
 
 
 def texts_digest(texts: Sequence[str]) -> str:

@@ -22,7 +22,7 @@ import pathlib
 from story_quality.citations import citation
 
 __all__ = ["METRICS", "__version__", "citation", "metric_path"]
-__version__ = "0.4.0"  # setup.cfg reads it; Space requirements pin it
+__version__ = "0.5.0"  # setup.cfg reads it; Space requirements pin it
 METRICS = ("union", "gruen")
 
 

@@ -66,8 +66,17 @@ class CheckpointReference:
         from story_quality.checkpoint_files import checkpoint_sha256
 
         sha = checkpoint_sha256(self.source)
-        shown = self.name if self.config_name else pathlib.Path(self.source).name
+        # A folder named by its path shows its last part; a config name, or a name written with
+        # "~", shows as written.
+        shown = (
+            pathlib.Path(self.name).name if not self.config_name and os.path.isdir(self.name) else self.name
+        )
         return f"{shown}@sha256:{sha[:12] if sha else 'none'}"
+
+    def identity(self) -> tuple[str, str | None]:
+        """What tells two references to one checkpoint apart: a folder's real path ("run", "run/" and
+        "./run" are one), a Hub id with its revision."""
+        return (os.path.realpath(self.source), None) if self.local else (self.source, self.revision)
 
     @staticmethod
     def name_in_label(label: str) -> str:

@@ -24,7 +24,7 @@ TABLE_END = "<!-- /options -->"
 
 
 def specs() -> dict[str, OptionSpec]:
-    """Each metric's option spec, by the metric's name (:func:`story_quality.option_specs`)."""
+    """Each metric's option spec, by the metric's name (:func:`story_quality.metric_options.option_specs`)."""
     return option_specs()
 
 

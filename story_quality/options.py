@@ -81,10 +81,13 @@ CONFIG_NAME_ARGUMENTS = ("checkpoint", "config_name", "model", "model_name", "mo
 
 
 def check_options(
-    given: Mapping[str, Any], known: Sequence[str], config_name_arguments: Sequence[str] = ()
+    given: Mapping[str, Any],
+    known: Sequence[str],
+    config_name_arguments: Sequence[str] = (),
+    caller: str = "compute()",
 ) -> None:
-    """Refuse a misspelt or unknown option, naming it and the closest known one; one of
-    ``config_name_arguments`` (a checkpoint chosen at compute time) is sent to evaluate.load.
+    """Refuse a misspelt or unknown option, naming ``caller``, the option and the closest known one; one
+    of ``config_name_arguments`` (a checkpoint chosen at compute time) is sent to evaluate.load.
 
     >>> check_options({"checkpoint": "org/model"}, ["batch_size"], CONFIG_NAME_ARGUMENTS)
     Traceback (most recent call last):
@@ -102,7 +105,7 @@ def check_options(
         if name not in known:
             close = difflib.get_close_matches(name, [*known, "predictions", "references"], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise TypeError(f"compute() got an unknown argument {name!r}{hint} It takes {', '.join(known)}.")
+            raise TypeError(f"{caller} got an unknown argument {name!r}{hint} It takes {', '.join(known)}.")
 
 
 # What each kind of option takes, as the cards and --help write it.
@@ -110,7 +113,7 @@ KINDS = {
     "count": "int",
     "choice": "str",
     "flag": "bool",
-    "model": "str (Hub id or folder)",
+    "model": "str (Hub id, @revision pins it, or folder)",
     "revision": "str",
     "device": "str, int or torch.device",
 }
@@ -200,12 +203,16 @@ class Option:
         )
 
     def arg_text(self) -> str:
-        """This option as a docstring's ``Args:`` entry: name, type, default and help."""
+        """This option as a docstring's ``Args:`` entry: name, type, default and help, its later lines
+        indented under the first."""
         import textwrap
 
         help_text = self.help if self.help.endswith(".") else self.help + "."
-        entry = f"{self.name} (`{self.type_text().replace('`', '')}`, default {self.shown_default()}): {help_text}"
-        return "\n".join(textwrap.wrap(entry, 96, subsequent_indent="    "))
+        described = self.described_default()
+        value = f'"{self.default}"' if isinstance(self.default, str) else repr(self.default)
+        default = described if described is not None else value
+        entry = f"{self.name} (`{self.type_text().replace('`', '')}`, default {default}): {help_text}"
+        return "\n".join(textwrap.wrap(entry, 96, subsequent_indent="    ", break_on_hyphens=False))
 
     def parse_flag(self, text: str) -> Any:
         """A command-line value, converted and checked (argparse prints the error with the flag)."""
@@ -254,10 +261,14 @@ class OptionSpec:
     def defaults(self) -> dict[str, Any]:
         return {option.name: option.default for option in self.options}
 
-    def check(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        """Every option checked, those not given at their defaults; an unknown name is refused."""
-        check_options(given, self.names)
-        return {option.name: option.check(given.get(option.name, option.default)) for option in self.options}
+    def check(
+        self, given: Mapping[str, Any], caller: str = "compute()", leave_out: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        """Every option (but ``leave_out``) checked, those not given at their defaults; an unknown name
+        is refused, naming ``caller``."""
+        options = [option for option in self.options if option.name not in leave_out]
+        check_options(given, [option.name for option in options], caller=caller)
+        return {option.name: option.check(given.get(option.name, option.default)) for option in options}
 
     def keywords(self, function: Callable, *, leave_out: Sequence[str] = ()) -> Callable:
         """``function`` (``def f(self, texts, **options)``) with a signature naming each option of
@@ -269,10 +280,11 @@ class OptionSpec:
         return function
 
     def args_text(self, indent: str = "    ", leave_out: Sequence[str] = ()) -> str:
-        """Each option as a docstring's ``Args:`` entry, one line each, in the spec's order."""
-        return "\n".join(
-            indent + option.arg_text() for option in self.options if option.name not in leave_out
-        )
+        """Each option as a docstring's ``Args:`` entry, in the spec's order, indented by ``indent``."""
+        import textwrap
+
+        entries = [option.arg_text() for option in self.options if option.name not in leave_out]
+        return textwrap.indent("\n".join(entries), indent)
 
 
 def add_flags(

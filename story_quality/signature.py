@@ -63,6 +63,14 @@ class Signature:
             raise SignatureError(f"{text!r} is not a signature (metric|vVERSION|...)")
         return cls(metric, rest[0].removeprefix(_VERSION_PREFIX), tuple(rest[1:]))
 
+    @classmethod
+    def parse_or_none(cls, text: str) -> Signature | None:
+        """A signature from its text, or None for text another tool wrote (an opaque label)."""
+        try:
+            return cls.parse(text)
+        except SignatureError:
+            return None
+
     def __str__(self) -> str:
         return SEPARATOR.join([self.metric, f"{_VERSION_PREFIX}{self.version}", *self.parts])
 

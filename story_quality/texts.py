@@ -1,8 +1,10 @@
-"""The texts a metric is given: checked, and refused with the item named, before any model work.
+"""The texts a metric is given: what cannot be scored is refused, naming the item, before any model
+work; what is mostly unread is named in a warning once tokenised.
 
 What counts as blank, as holding a word, as mostly outside the checkpoints' language or
 vocabulary; :func:`check_texts` refuses what cannot be scored in microseconds, with a message that
-says what is expected, never deep inside a tokenizer or torch. The options' checks are in
+says what is expected, never deep inside a tokenizer or torch; :func:`warn_unread_texts` names
+the texts whose word pieces the vocabulary mostly does not know. The options' checks are in
 :mod:`story_quality.options`, the device's in :mod:`story_quality.devices`.
 """
 

@@ -251,7 +251,7 @@ MUTATIONS = [
     ),
     Mutation(
         "shipped-checkpoint-files-unchecked",
-        "the shipped checkpoint's files are no longer checked against their sha256 in the manifest",
+        "the shipped default's files are no longer checked against their sha256 in the manifest",
         "story_quality/union/checkpoints.py",
         "        if sha256_of(path) != digest:\n",
         "        if False:\n",
@@ -436,7 +436,7 @@ MUTATIONS = [
     ),
     Mutation(
         "compare-human-scales-mixed",
-        "percentiles against different human tables are compared as one scale",
+        "percentiles against different human scale tables are compared as one scale",
         "story_quality/evaluation/comparison.py",
         "raw = column == parsed_signature(*first).metric",
         "raw = True",

@@ -33,6 +33,7 @@ import torch
 from torch.nn import functional as F
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, PretrainedConfig
 
+from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.devices import non_finite_tensor
 from story_quality.training.output_folders import (
     OutputKind,
@@ -80,8 +81,14 @@ def load_member(name: str) -> tuple[Any, Any]:
     path = pathlib.Path(name)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{name} is a file, not a checkpoint folder.")
+    checkpoint = CheckpointReference.parse(name)
     try:
-        return AutoModelForSequenceClassification.from_pretrained(name), AutoTokenizer.from_pretrained(name)
+        return (
+            AutoModelForSequenceClassification.from_pretrained(
+                checkpoint.source, revision=checkpoint.revision
+            ),
+            AutoTokenizer.from_pretrained(checkpoint.source, revision=checkpoint.revision),
+        )
     except (OSError, ValueError) as error:
         if path.is_dir():
             raise ValueError(f"{name}: not a loadable checkpoint ({str(error).splitlines()[0]})") from None
@@ -156,7 +163,7 @@ def average_checkpoints(
     names = [os.fspath(c) for c in checkpoints]
     if len(names) < 2:
         raise ValueError(f"Averaging needs at least two checkpoints, got {len(names)}: {names}")
-    folders = [os.path.realpath(n) if os.path.isdir(n) else n for n in names]  # "run", "run/", "./run"
+    folders = [CheckpointReference.parse(n).identity() for n in names]  # "run", "run/", "./run" are one
     for i, folder in enumerate(folders):
         if folder in folders[:i]:
             raise ValueError(f"Checkpoint {names[i]!r} is given twice; a soup averages distinct runs")

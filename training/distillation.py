@@ -15,7 +15,6 @@ probability's class. ``w = 0`` is UNION's own objective.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +25,7 @@ from torch.nn import functional as F
 from transformers import Trainer
 
 from story_quality.batching import progress
+from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.model_window import model_window
 from story_quality.training.negatives.build import normalization_of
 from story_quality.training.union_model import TEACHER_COLUMN
@@ -120,7 +120,7 @@ def check_rows_and_teachers(pairs: datasets.Dataset, teachers: Sequence[str], so
     """Fail, before any teacher is loaded, on rows with nothing to score or teachers named wrongly."""
     if not teachers:
         raise ValueError("Name at least one teacher checkpoint.")
-    folders = [os.path.realpath(teacher) if os.path.isdir(teacher) else teacher for teacher in teachers]
+    folders = [CheckpointReference.parse(teacher).identity() for teacher in teachers]
     for i, folder in enumerate(folders):
         if folder in folders[:i]:
             raise ValueError(

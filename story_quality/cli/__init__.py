@@ -1,15 +1,13 @@
 """The ``story-quality`` command: one module per subcommand, as COMET's ``cli/``.
 
-    story-quality score --metric union --input stories.txt --output scores.jsonl
-    story-quality compare a.jsonl b.jsonl --plot cmp.png
-    story-quality publish-metric union --repo-id you/union --output space/
-
-``score`` scores a file of texts with union or gruen, on one process or many
-(:mod:`story_quality.cli.score`); ``compare`` compares systems' score files with intervals and
-paired significance tests (:mod:`story_quality.cli.compare`); ``publish-metric`` stages a
-metric's folder as a Hugging Face Space (:mod:`story_quality.cli.publish_metric`). Each
-command's ``--help`` says the rest. Building the parser imports neither torch nor transformers:
-``--help`` and ``compare`` start in a fraction of a second.
+``score`` (:mod:`story_quality.cli.score`) scores a file of texts with union or gruen, on one
+process or many; ``compare`` (:mod:`story_quality.cli.compare`, its picture in
+:mod:`story_quality.cli.plot`) compares systems' score files; ``publish-metric``
+(:mod:`story_quality.cli.publish_metric`) stages a metric's folder as a Hugging Face Space; their
+errors are reported alike (:mod:`story_quality.cli.errors`). Each command module has
+``add_parser``, ``check_args`` and ``run``. Building the parsers imports neither torch nor
+transformers (``tests/library/test_import_direction.py``), so ``--help`` and ``compare`` start in
+well under a second.
 """
 
 from __future__ import annotations
@@ -21,24 +19,36 @@ from collections.abc import Sequence
 from story_quality.cli import compare, publish_metric, score
 
 COMMANDS = {"score": score, "compare": compare, "publish-metric": publish_metric}
+DESCRIPTION = """\
+Score stories with UNION (coherence) or GRUEN (linguistic quality), and compare systems.
+
+  story-quality score --metric union --input stories.txt --output scores.jsonl
+  story-quality compare a.jsonl b.jsonl --plot cmp.png
+  story-quality publish-metric union --repo-id ORG/NAME --output space/
+
+Each command's --help says the rest.
+"""
+
+
+def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The root parser, and each command's parser by the command's name."""
+    root = argparse.ArgumentParser(
+        prog="story-quality", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = root.add_subparsers(dest="command", required=True)
+    return root, {name: command.add_parser(commands) for name, command in COMMANDS.items()}
 
 
 def parser() -> argparse.ArgumentParser:
     """The root parser with one subparser per command."""
-    root = argparse.ArgumentParser(
-        prog="story-quality", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    commands = root.add_subparsers(dest="command", required=True)
-    for command in COMMANDS.values():
-        command.add_parser(commands)
-    return root
+    return parsers()[0]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command line, parsed and checked by the chosen command's own rules."""
-    root = parser()
+    """The command line, parsed and checked by the chosen command's own rules (its usage errors name it)."""
+    root, by_name = parsers()
     args = root.parse_args(argv)
-    COMMANDS[args.command].check_args(root, args)
+    COMMANDS[args.command].check_args(by_name[args.command], args)
     return args
 
 

@@ -89,8 +89,8 @@ def plot_comparison(comparison: Comparison, path: str | pathlib.Path) -> None:
     axes.set_ylim(len(rows) - 0.5, -0.5)
     if comparison.human:
         axes.axhline(len(comparison.systems) - 0.5, color="0.7", linewidth=0.8, linestyle="--")
-    parsed = Signature.parse(comparison.signature)
-    label = (parsed.get("checkpoint") or "") if parsed.metric == "union" else ""
+    parsed = Signature.parse_or_none(comparison.signature)
+    label = (parsed.get("checkpoint") or "") if parsed is not None and parsed.metric == "union" else ""
     axes.set_xlabel(f"{comparison.score_column} score {f'({label})' if label else ''}")
     axes.grid(axis="x", alpha=0.3)
     axes.set_title(

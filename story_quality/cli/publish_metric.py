@@ -3,7 +3,7 @@
 Stages exactly what an ``evaluate`` Space holds, as evaluate's own metric Spaces do: the metric
 script, its card (the Space's README, with evaluate's front matter), ``app.py`` (evaluate's
 gradio widget) and ``requirements.txt`` pinning this release of the package by its distribution
-name. The shipped default checkpoint is left out: the Space installs the package, whose package
+name. The shipped default is left out: the Space installs the package, whose package
 data holds it. ``--push`` uploads the folder as a gradio Space through ``huggingface_hub``.
 """
 

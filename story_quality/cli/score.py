@@ -127,8 +127,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     metric_options.add_argument(
         "--checkpoint",
         default="default",
-        help="union: the config name (default, roc, wp), a Hub id (@revision pins it) or a folder "
-        "(default: default, the shipped default)",
+        help="union: the checkpoint, a Hub id (@revision pins it) or a folder (default: default, the "
+        "shipped default)",
     )
     add_flags(metric_options, list(option_specs().values()), default_texts=CLI_DEFAULTS)
     return score

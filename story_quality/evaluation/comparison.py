@@ -336,8 +336,15 @@ def read_systems(
 def _same_signature(first: tuple[pathlib.Path, str], other: tuple[pathlib.Path, str], column: str) -> None:
     """Two files' signatures must agree; a human-scale part may differ only when the raw scores are
     compared (it adds a column), never when the percentiles are (it is their scale)."""
-    raw = column == parsed_signature(*first).metric
-    kept = (lambda signature: str(Signature.parse(signature).without(*human_scale.RESCALES))) if raw else str
+    parsed = Signature.parse_or_none(first[1])
+    raw = parsed is not None and column == parsed.metric
+
+    def kept(signature: str) -> str:
+        """The signature as the comparison must find it equal: without its human-scale part when the
+        raw scores are compared; a signature another tool wrote is compared as it is."""
+        parsed = Signature.parse_or_none(signature) if raw else None
+        return str(parsed.without(*human_scale.RESCALES)) if parsed is not None else signature
+
     if kept(first[1]) != kept(other[1]):
         raise CompareError(
             f"{first[0]} and {other[0]} were scored differently and cannot be compared:\n"
@@ -406,8 +413,8 @@ def aligned(a: System, b: System, id_column: str) -> np.ndarray:
 def human_rows(signature: str, column: str) -> tuple[list[tuple[str, np.ndarray]], str | None, list[str]]:
     """The held-back human stories' scores for the signature's checkpoint, if it ships a human scale
     table: (rows, the table's sha256, notes on why none is shown)."""
-    parsed = Signature.parse(signature)
-    if parsed.metric != "union" or column != "union":
+    parsed = Signature.parse_or_none(signature)
+    if parsed is None or parsed.metric != "union" or column != "union":
         return [], None, []
     label = parsed["checkpoint"]
     if CheckpointReference.name_in_label(label) not in human_scale.TABLES:

@@ -15,7 +15,7 @@ number of resamples and the seed:
   differs from sacrebleu's** ``--paired-bs``, which centres the *absolute* resampled differences
   on their own mean: under a true null that folds the distribution and shrinks its spread, and
   12-16 % of its p-values fall below 0.05 (two systems drawn from one distribution, n = 50). The
-  shifted test rejects at its level: ``tests/library/test_significance.py`` simulates the null
+  shifted test rejects at its level: ``tests/evaluation/test_significance.py`` simulates the null
   (benchmarks/log/2026-11-25-compare.md, "Paired tests under the null", gives the rates).
 - Too little data is refused or named: a paired test needs :data:`MIN_PAIRED_ROWS` rows; below
   :data:`FEW_ROWS` the bootstrap's p-value is too small (its resamples cannot vary more than the

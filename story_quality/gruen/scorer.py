@@ -124,7 +124,7 @@ class GruenScorer:
             raise TypeError(
                 f"score() takes no {models[0]!r}: the models are the scorer's (GruenScorer(...))."
             )
-        checked = GRUEN_OPTIONS.check(options)
+        checked = GRUEN_OPTIONS.check(options, caller="score()", leave_out=MODEL_OPTIONS)
         arithmetic.check_precision(checked["precision"], checked["device"])
         # Strings only (blank ones score 0); a lone surrogate is not text.
         texts = check_texts(texts, surrogates=False, allow_blank=True)

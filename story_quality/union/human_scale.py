@@ -1,8 +1,8 @@
-"""A human-relative scale for UNION scores: where a story's score falls among human stories.
+"""The human scale of UNION scores: where a story's score falls among human stories.
 
 A raw score ranks stories but does not say how good a story reads: the shipped default gives
 coherent human ROC stories 0.73 on average, and no score means "as good as a person". For each
-shipped checkpoint a small table (package data in ``human_scale_tables/``) holds the scores that
+shipped default a small table (package data in ``human_scale_tables/``) holds the scores that
 checkpoint gives the human stories the development suite holds back from training, per domain
 (``roc``: ROCStories; ``wp``: WritingPrompts, prompt and about 200 words). With
 ``rescale="human-roc"`` (or ``"human-wp"``) the metric returns, beside each raw score, its
@@ -17,7 +17,7 @@ its weights) and how it was read (window, long stories); its own sha256 is pinne
 :data:`TABLES` and checked at load, and the table's sha256 joins the signature of every rescaled
 result. In a clone, ``python training/shipped_assets/human_scale_table.py CORPORA --checkpoint default``
 rebuilds a table from the held-back stories ``python -m benchmarks.dev_split --output-dir CORPORA``
-writes; a new shipped checkpoint needs that command and the new pin below.
+writes; a new shipped default needs that command and the new pin below.
 """
 
 from __future__ import annotations
@@ -48,7 +48,10 @@ class TableEntry:
     sha256: str
 
 
-# The checkpoint's name as its signature label writes it (before the "@") -> its table.
+# The checkpoint's name as its signature label writes it (before the "@") -> its table. A table
+# records the command that made it as it was then (the shipped one names the builder's earlier
+# module, benchmarks.human_reference_scores): its bytes are pinned, so it is never rewritten for a
+# rename; training/shipped_assets/human_scale_table.py builds the next one.
 TABLES: dict[str, TableEntry] = {
     "default": TableEntry(
         TABLE_FOLDER / "default.json", "6b75f43d513ee489350800d3543d78eb4a29bc743f95b1fc454f91c324fd316d"

@@ -1,7 +1,7 @@
 """Fast, order-independent batched inference of a sequence classifier over encoded stories.
 
-Kept apart from the ``evaluate`` wrapper so the benchmark and the tests can drive the same
-code the metric runs. The encoded texts (:mod:`story_quality.union.encoding`) are sorted by
+Kept apart from the scorer (:mod:`story_quality.union.scorer`) so that the benchmarks, training
+and the tests drive the same code the metric runs. The encoded texts (:mod:`story_quality.union.encoding`) are sorted by
 length and padded per batch, so a batch of short stories never pays for one long story; scores
 are put back in input order.
 """

@@ -20,13 +20,13 @@ LONG_STORIES_CONFIG_KEY = "union_long_stories"
 
 
 def shipped_long_stories() -> str:
-    """How the shipped default checkpoint reads a long story, as its config records it."""
+    """How the shipped default reads a long story, as its config records it."""
     from story_quality.union.checkpoints import shipped_default_dir
 
     try:
         config = json.loads((shipped_default_dir() / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return "(not found: the shipped checkpoint is missing)"
+        return "(not found: the shipped default is missing)"
     return config.get(LONG_STORIES_CONFIG_KEY) or "head"
 
 
@@ -46,7 +46,7 @@ UNION_OPTIONS = OptionSpec(
             None,
             f"the window in word pieces, from {MIN_WINDOW} to the checkpoint's own",
             minimum=MIN_WINDOW,
-            default_text="the checkpoint's: 200 for roc and wp, 256 for default",
+            default_text="the checkpoint's (256 for the shipped default)",
         ),
         Option(
             "long_stories",
@@ -66,7 +66,7 @@ UNION_OPTIONS = OptionSpec(
             "choice",
             None,
             "also return each story's percentile among the held-back human ROC or WP stories, scored by "
-            "the same checkpoint (a table ships with the default checkpoint; others are refused)",
+            "the same checkpoint: the human scale (a table ships with the shipped default; others are refused)",
             choices=tuple(RESCALES),
             default_text="None: no percentiles",
         ),

@@ -74,7 +74,7 @@ class Reading:
 
 
 class UnionScorer:
-    """A UNION checkpoint, loaded once: a config name (``default``, ``roc``, ``wp``), a Hub id
+    """A UNION checkpoint, loaded once: ``default`` (the shipped default), a Hub id
     (``org/model@revision`` pins one) or a folder."""
 
     def __init__(self, checkpoint: str = SHIPPED_DEFAULT) -> None:
@@ -93,7 +93,7 @@ class UnionScorer:
     def reading(self, options: Mapping[str, Any]) -> Reading:
         """``options`` (``score``'s keyword arguments) checked by :data:`UNION_OPTIONS` and resolved
         against this checkpoint: its window, and how it reads long stories when not told."""
-        checked = UNION_OPTIONS.check(options)
+        checked = UNION_OPTIONS.check(options, caller="score()")
         limit = model_window(self.tokenizer, self.model.config)
         window = check_window(checked["max_length"], limit, UNION_OPTIONS["max_length"].minimum)
         resolved = {
@@ -127,7 +127,7 @@ class UnionScorer:
         if next(self.model.parameters()).device != reading.device:
             self.model.to(reading.device)
         scores = self._scores(texts, reading)
-        return _with_percentiles(UnionResult(scores, str(made_by)), reading.rescale, human)
+        return _with_percentiles(scores, made_by, reading.rescale, human)
 
     def _encode(self, texts: list[str], reading: Reading) -> Encoded:
         with progress(total=len(texts), desc="UNION text", unit="story") as bar:
@@ -162,14 +162,17 @@ class UnionScorer:
         return story_means(window_scores, encoded, len(texts))
 
 
-def _with_percentiles(result: UnionResult, rescale: str | None, human: HumanScale | None) -> UnionResult:
-    """``result`` with each score's percentile among the human stories, and the table in its signature."""
+def _with_percentiles(
+    scores: list[float], made_by: Signature, rescale: str | None, human: HumanScale | None
+) -> UnionResult:
+    """The call's result: with a human scale, each score's percentile among its human stories and the
+    table in the signature."""
     if rescale is None or human is None:
-        return result
-    return dataclasses.replace(
-        result,
-        percentiles=human.percentiles(result.scores, RESCALES[rescale]),
-        signature=f"{result.signature}|{human.signature_part(rescale)}",
+        return UnionResult(scores, str(made_by))
+    return UnionResult(
+        scores,
+        str(made_by.with_part(human.signature_part(rescale))),
+        percentiles=human.percentiles(scores, RESCALES[rescale]),
     )
 
 

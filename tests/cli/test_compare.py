@@ -90,6 +90,20 @@ def test_one_file_with_a_system_column_equals_one_file_per_system(tmp_path):
     assert together.pairs[0].test == apart.pairs[0].test
 
 
+def test_another_tools_signature_is_compared_as_an_opaque_label_when_the_column_is_named(tmp_path, capsys):
+    """A file whose signature is not this package's: with --score-column it is read, equal labels compare
+    and a different one is refused in one line; without it, the file is named as not a score output."""
+    a = write_scores(tmp_path / "a.jsonl", system_scores(0), signature="mytool")
+    b = write_scores(tmp_path / "b.jsonl", system_scores(1), signature="mytool")
+    result = comparison.compare_files([a, b], score_column="union", resamples=50)
+    assert result.signature == "mytool" and len(result.pairs) == 1 and result.human == []
+    garbage = write_scores(tmp_path / "c.jsonl", system_scores(2), signature="garbage")
+    assert cli.main(["compare", str(a), str(garbage), "--score-column", "union", "--resamples", "50"]) == 2
+    assert "were scored differently" in capsys.readouterr().err
+    with pytest.raises(comparison.CompareError, match="not an output of story-quality score"):
+        comparison.compare_files([a, b])
+
+
 def test_different_signatures_are_refused_naming_both_files(tmp_path):
     other = SIGNATURE.replace("window:48", "window:32")
     first = write_scores(tmp_path / "a.jsonl", system_scores(0))

@@ -19,7 +19,7 @@ from transformers import (
 
 from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.gruen import focus
-from story_quality.gruen import text as preprocessing
+from story_quality.gruen import text as gruen_text
 from story_quality.gruen.coherence import coherence_scores, split_pair
 from story_quality.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
 from story_quality.gruen.loading import load_model
@@ -189,23 +189,22 @@ def test_bit_parallel_edit_distance_equals_the_dynamic_programming_table():
 
 def test_preprocessing_follows_the_release():
     assert (
-        preprocessing.normalize_text("  A b.\n\nC d..E f  g. 3.5 and 10.25 ")
-        == "A b. C d. E f g. UNK and UNK"
+        gruen_text.normalize_text("  A b.\n\nC d..E f  g. 3.5 and 10.25 ") == "A b. C d. E f g. UNK and UNK"
     )
-    assert preprocessing.text_to_sentences("Hello. Ok. The dog ran! Yes !") == ["The dog ran!"]
-    assert preprocessing.text_to_sentences("word") == []
+    assert gruen_text.text_to_sentences("Hello. Ok. The dog ran! Yes !") == ["The dog ran!"]
+    assert gruen_text.text_to_sentences("word") == []
 
 
 def test_missing_punkt_data_is_announced_and_splitting_stays_deterministic(caplog, monkeypatch):
     def no_data(*args, **kwargs):
         raise LookupError("no punkt")
 
-    monkeypatch.setattr(preprocessing.nltk.data, "find", no_data)
-    preprocessing.sentence_splitter.cache_clear()
+    monkeypatch.setattr(gruen_text.nltk.data, "find", no_data)
+    gruen_text.sentence_splitter.cache_clear()
     try:
         with caplog.at_level(logging.WARNING):
-            split = preprocessing.sentence_splitter()
+            split = gruen_text.sentence_splitter()
         assert "punkt_tab" in caplog.text and "untrained Punkt" in caplog.text
         assert split("Mr. Smith went home. He slept.") == ["Mr. Smith went home.", "He slept."]
     finally:
-        preprocessing.sentence_splitter.cache_clear()
+        gruen_text.sentence_splitter.cache_clear()

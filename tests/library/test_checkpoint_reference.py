@@ -38,6 +38,7 @@ def test_a_home_folder_is_expanded(tmp_path, monkeypatch):
     folder = save_union_checkpoint(tmp_path / "runs" / "a", max_length=32)
     reference = CheckpointReference.parse("~/runs/a")
     assert reference.local and pathlib.Path(reference.source) == folder
+    assert reference.label() == f"~/runs/a@sha256:{checkpoint_sha256(folder)[:12]}"  # as earlier versions
 
 
 def test_the_shipped_default_is_a_verified_folder_and_takes_no_revision():

@@ -156,7 +156,11 @@ def test_the_flags_reach_the_scorer(monkeypatch):
 def test_bad_flags_are_usage_errors_naming_them(capsys, argv, message):
     with pytest.raises(SystemExit) as done:
         cli.parse_args([*SCORE, *argv])
-    assert done.value.code == 2 and message in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert done.value.code == 2 and message in error
+    assert (
+        "usage: story-quality score" in error and "story-quality score: error:" in error
+    )  # the command's own
 
 
 def test_an_option_two_metrics_take_differently_is_refused_and_a_spec_must_be_whole():

@@ -42,7 +42,7 @@ from story_quality.training.negatives.corruptions import (
     corrupt,
 )
 from story_quality.training.negatives.lexicon import Lexicon
-from story_quality.union import text as story_text
+from story_quality.union import text as union_text
 from story_quality.union.text import (
     CONFIG_KEY,
     ROC_STORIES,
@@ -214,7 +214,7 @@ def _code_fingerprint() -> str:
         lexicon_module,
         morphology,
         pos_heuristic,
-        story_text,
+        union_text,
         sys.modules[__name__],
     )
     return Hasher.hash([inspect.getsource(module) for module in modules])

@@ -70,8 +70,10 @@ def human_stories(folder: pathlib.Path) -> dict[str, list[str]]:
 
 
 def load_scorer(checkpoint: str) -> UnionScorer:
-    """The union scorer of a config name (default, roc, wp), a Hub id or a checkpoint folder."""
-    return UnionScorer(checkpoint if is_config_name(checkpoint) else str(pathlib.Path(checkpoint).resolve()))
+    """The union scorer of the shipped default ("default"), a Hub id (``@revision`` pins one) or a
+    checkpoint folder (read by its absolute path, so that "." is named by its folder)."""
+    local = not is_config_name(checkpoint) and CheckpointReference.parse(checkpoint).local
+    return UnionScorer(str(pathlib.Path(checkpoint).expanduser().resolve()) if local else checkpoint)
 
 
 def check_output(path: pathlib.Path) -> None:

@@ -39,7 +39,7 @@ CHECKPOINT_FILES = frozenset(
      "vocab.txt", CARD, MANIFEST}
 )  # fmt: skip
 # An earlier export (it has the manifest) is replaced without a flag: the default --target is the
-# shipped checkpoint, which each new default replaces. Anything else is never written into.
+# shipped default, which each new default replaces. Anything else is never written into.
 EXPORT = OutputKind("an export", "an exported checkpoint", MANIFEST, CHECKPOINT_FILES)
 
 
