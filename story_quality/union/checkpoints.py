@@ -116,20 +116,16 @@ def resolve_checkpoint(name: str) -> CheckpointReference:
     reference = CheckpointReference.parse(name)
     if reference.local:
         return reference
-    if reference.source in PUBLISHED_CHECKPOINTS:
-        raise CheckpointError(unpublished_message(name, reference.source))
+    if reference.source in PUBLISHED_CHECKPOINTS:  # never published: say how to build one
+        preset = reference.source
+        raise CheckpointError(
+            f"{name!r} names no checkpoint: the BERT-base UNION for the {preset!r} preset "
+            f"({PUBLISHED_CHECKPOINTS[preset]}) was never published. Build one with "
+            f"python training/train_union.py --normalization {preset} ... (training/README.md) and pass its "
+            f"output folder as the config name, or pass a Hub id. {alternative_hint()}"
+        )
     if reference.source == SHIPPED_DEFAULT:
         raise CheckpointError(
             f"{name!r}: the shipped default {SHIPPED_DEFAULT!r} takes no revision (it is inside the package)."
         )
     return reference
-
-
-def unpublished_message(name: str, preset: str) -> str:
-    """Why ``"roc"`` / ``"wp"`` load nothing, and how to build such a checkpoint instead."""
-    return (
-        f"{name!r} names no checkpoint: the BERT-base UNION for the {preset!r} preset "
-        f"({PUBLISHED_CHECKPOINTS[preset]}) was never published. Build one with "
-        f"python training/train_union.py --normalization {preset} ... (training/README.md) and pass its "
-        f"output folder as the config name, or pass a Hub id. {alternative_hint()}"
-    )

@@ -37,7 +37,8 @@ def refuse_unscorable(encoded, tokenizer) -> list[float]:
 
 
 def load_checkpoint(checkpoint: CheckpointReference):
-    """Tokenizer and classifier (fp32: the shipped fp16 weights are upcast), or one clear error."""
+    """Tokenizer, classifier (fp32: the shipped fp16 weights are upcast) and the index of its "human"
+    class, or one clear error."""
     name, source = checkpoint.name, checkpoint.source
     kwargs = {} if checkpoint.revision is None else {"revision": checkpoint.revision}
     problem = local_checkpoint_problem(pathlib.Path(source)) if checkpoint.local else None
@@ -84,7 +85,7 @@ def load_checkpoint(checkpoint: CheckpointReference):
             "weights, so every score would be NaN (a diverged training run or an fp16 overflow). "
             f"{alternative_hint()}"
         )
-    return tokenizer, model
+    return tokenizer, model, human_label_index(model.config, source)
 
 
 def human_label_index(config, source: str) -> int:

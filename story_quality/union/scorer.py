@@ -32,7 +32,7 @@ from story_quality.union.checkpoints import SHIPPED_DEFAULT, resolve_checkpoint
 from story_quality.union.encoding import Encoded, encode
 from story_quality.union.human_scale import RESCALES, HumanScale, human_scale_for_call
 from story_quality.union.inference import class_probabilities
-from story_quality.union.loading import human_label_index, load_checkpoint, refuse_unscorable
+from story_quality.union.loading import load_checkpoint, refuse_unscorable
 from story_quality.union.options import UNION_OPTIONS
 from story_quality.union.text import StoryNormalization
 from story_quality.union.windows import encode_windows, recorded_long_stories, story_means
@@ -79,11 +79,10 @@ class UnionScorer:
 
     def __init__(self, checkpoint: str = SHIPPED_DEFAULT) -> None:
         self.checkpoint = resolve_checkpoint(checkpoint)
-        self.tokenizer, self.model = load_checkpoint(self.checkpoint)
+        self.tokenizer, self.model, self.label_index = load_checkpoint(self.checkpoint)
         self.logits_fn = (
             BertClassifierFastPath(self.model) if supports_fast_path(self.model) else self._model_logits
         )
-        self.label_index = human_label_index(self.model.config, self.checkpoint.source)
         self.normalization = StoryNormalization.from_config(self.model.config)
         self.long_stories = recorded_long_stories(self.model.config)
 
