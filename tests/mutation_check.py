@@ -438,7 +438,7 @@ MUTATIONS = [
         "compare-human-scales-mixed",
         "percentiles against different human scale tables are compared as one scale",
         "story_quality/evaluation/comparison.py",
-        "raw = column == parsed_signature(*first).metric",
+        "raw = parsed is not None and column == parsed.metric",
         "raw = True",
         ("tests/cli/test_compare.py::test_percentiles_against_different_human_tables_are_refused",),
     ),
