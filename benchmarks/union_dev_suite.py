@@ -50,16 +50,14 @@ import numpy as np  # noqa: E402
 from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
-from story_quality.checkpoint_reference import CheckpointReference  # noqa: E402
 from story_quality.evaluation.annotations import read_annotations  # noqa: E402
 from story_quality.evaluation.correlation import METHODS, correlate  # noqa: E402
 from story_quality.precision import PRECISIONS  # noqa: E402
 from story_quality.training.corpora import writing_prompts_segments, writing_prompts_text  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
-from story_quality.union import UnionScorer  # noqa: E402
-from story_quality.union.checkpoints import is_config_name  # noqa: E402
 from story_quality.union.encoding import MIN_WINDOW  # noqa: E402
+from story_quality.union.scorer import scorer_for as load_union  # noqa: E402
 from story_quality.union.text import StoryNormalization  # noqa: E402
 
 PAIR_SEED = 2026
@@ -184,13 +182,6 @@ def pair_sets() -> list[PairSet]:
         _pairs("WP held-back pairs", [t for t in wp if t]),
         _pairs("WP whole-story pairs", [t for t in whole if t]),
     ]
-
-
-def load_union(checkpoint: str) -> UnionScorer:
-    """The union scorer of the shipped default ("default"), a Hub id (``@revision`` pins one) or a
-    checkpoint folder (read by its absolute path, so that "." is named by its folder)."""
-    local = not is_config_name(checkpoint) and CheckpointReference.parse(checkpoint).local
-    return UnionScorer(str(pathlib.Path(checkpoint).expanduser().resolve()) if local else checkpoint)
 
 
 def texts_digest(texts: Sequence[str]) -> str:

@@ -62,7 +62,7 @@ class CheckpointReference:
         'org/model@abc123'
         """
         if not self.local:
-            return f"{self.source}@{self.hub_revision}"
+            return str(self)
         from story_quality.checkpoint_files import checkpoint_sha256
 
         sha = checkpoint_sha256(self.source)

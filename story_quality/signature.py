@@ -54,8 +54,10 @@ class Signature:
         return cls(metric, package_version(), tuple(parts))
 
     @classmethod
-    def parse(cls, text: str) -> Signature:
-        """A signature from its text, or :class:`SignatureError`."""
+    def parse(cls, text: str | Signature) -> Signature:
+        """A signature from its text (a :class:`Signature` is returned as it is), or :class:`SignatureError`."""
+        if isinstance(text, Signature):
+            return text
         if not isinstance(text, str):
             raise SignatureError(f"a signature is a string, got {type(text).__name__}")
         metric, *rest = text.split(SEPARATOR)

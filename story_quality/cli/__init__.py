@@ -39,11 +39,6 @@ def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     return root, {name: command.add_parser(commands) for name, command in COMMANDS.items()}
 
 
-def parser() -> argparse.ArgumentParser:
-    """The root parser with one subparser per command."""
-    return parsers()[0]
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line, parsed and checked by the chosen command's own rules (its usage errors name it)."""
     root, by_name = parsers()

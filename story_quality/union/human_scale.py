@@ -108,8 +108,7 @@ def percentile_ranks(scores: Sequence[float] | np.ndarray, reference: np.ndarray
 def checkpoint_label(signature: str | Signature) -> str:
     """The ``checkpoint:`` part of a union signature (``default@sha256:8332b595696f``)."""
     try:
-        parsed = signature if isinstance(signature, Signature) else Signature.parse(signature)
-        return parsed["checkpoint"]
+        return Signature.parse(signature)["checkpoint"]
     except SignatureError:
         raise HumanScaleError(
             f"the signature {signature!s} names no checkpoint; it is not a union signature"
@@ -123,8 +122,7 @@ def raw_reading(signature: str | Signature) -> tuple[str, ...]:
     >>> raw_reading("union|v1|checkpoint:default@sha256:ab|window:256|fp32|human-roc:sha256:cd")
     ('union', 'checkpoint:default@sha256:ab', 'window:256')
     """
-    parsed = signature if isinstance(signature, Signature) else Signature.parse(signature)
-    return parsed.without(*RESCALES).reading()
+    return Signature.parse(signature).without(*RESCALES).reading()
 
 
 @functools.lru_cache(maxsize=8)

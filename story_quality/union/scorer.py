@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import pathlib
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -23,12 +24,13 @@ import torch
 
 from story_quality import precision as arithmetic
 from story_quality.batching import progress
+from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.model_window import model_window
 from story_quality.options import check_window
 from story_quality.signature import Signature, normalization_label
 from story_quality.texts import check_texts, warn_unread_texts
 from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from story_quality.union.checkpoints import SHIPPED_DEFAULT, resolve_checkpoint
+from story_quality.union.checkpoints import SHIPPED_DEFAULT, is_config_name, resolve_checkpoint
 from story_quality.union.encoding import Encoded, encode
 from story_quality.union.human_scale import RESCALES, HumanScale, human_scale_for_call
 from story_quality.union.inference import class_probabilities
@@ -181,3 +183,10 @@ def score_stories(
     """The ``union`` metric's scores of ``stories`` under a local checkpoint folder (its scorer, loaded here)."""
     scorer = UnionScorer(os.path.abspath(checkpoint))
     return scorer.score(list(stories), batch_size=batch_size, device=device).scores
+
+
+def scorer_for(checkpoint: str) -> UnionScorer:
+    """The scorer of the shipped default (``"default"``), a Hub id (``@revision`` pins one) or a
+    checkpoint folder, a folder read by its absolute path (so that ``"."`` is named by its folder)."""
+    local = not is_config_name(checkpoint) and CheckpointReference.parse(checkpoint).local
+    return UnionScorer(str(pathlib.Path(checkpoint).expanduser().resolve()) if local else checkpoint)

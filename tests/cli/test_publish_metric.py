@@ -83,7 +83,7 @@ def publish(argv: list[str]) -> int:
 
 def test_the_command_is_registered_with_story_quality():
     assert cli.COMMANDS["publish-metric"] is publish_metric
-    assert "publish-metric" in cli.parser().format_help()
+    assert "publish-metric" in cli.parsers()[0].format_help()
 
 
 def test_bad_ids_and_used_folders_are_refused_by_the_command(tmp_path, capsys):

@@ -120,3 +120,14 @@ def test_a_cpu_without_bf16_refuses_it_before_any_story_is_read(scorer, monkeypa
     monkeypatch.setattr(scorer, "logits_fn", lambda *args: pytest.fail("a story was scored"))
     with pytest.raises(ValueError, match=r'precision="bf16" is refused: this CPU \('):
         scorer.score(STORIES, precision="bf16")
+
+
+def test_a_scorer_named_by_text_reads_a_folder_by_its_absolute_path(checkpoint, monkeypatch):
+    """``scorer_for(".")`` inside a checkpoint folder names the folder in the signature, not "."."""
+    from story_quality.union.scorer import scorer_for
+
+    monkeypatch.chdir(checkpoint)
+    named = scorer_for(".")
+    assert named.checkpoint.source == str(checkpoint.resolve())
+    assert named.checkpoint.label().startswith(f"{checkpoint.name}@sha256:")
+    assert scorer_for("default").checkpoint.config_name

@@ -36,8 +36,8 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 from story_quality.checkpoint_files import weights_sha256  # noqa: E402
 from story_quality.checkpoint_reference import CheckpointReference  # noqa: E402
 from story_quality.training.corpora import writing_prompts_text  # noqa: E402
-from story_quality.union import UnionScorer, human_scale  # noqa: E402
-from story_quality.union.checkpoints import is_config_name  # noqa: E402
+from story_quality.union import human_scale  # noqa: E402
+from story_quality.union.scorer import scorer_for  # noqa: E402
 
 # The held-back stories of each domain: the file benchmarks.dev_split writes them to, and what the
 # table says of them (written into the table, so kept word for word).
@@ -67,13 +67,6 @@ def human_stories(folder: pathlib.Path) -> dict[str, list[str]]:
         rows = [json.loads(line) for line in source if line.strip()]
     wp = [writing_prompts_text(row["prompt"], row["story"]) for row in rows]
     return {"roc": [story for story in roc if story.strip()], "wp": [text for text in wp if text]}
-
-
-def load_scorer(checkpoint: str) -> UnionScorer:
-    """The union scorer of the shipped default ("default"), a Hub id (``@revision`` pins one) or a
-    checkpoint folder (read by its absolute path, so that "." is named by its folder)."""
-    local = not is_config_name(checkpoint) and CheckpointReference.parse(checkpoint).local
-    return UnionScorer(str(pathlib.Path(checkpoint).expanduser().resolve()) if local else checkpoint)
 
 
 def check_output(path: pathlib.Path) -> None:
@@ -118,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     check_output(output)
     started = time.perf_counter()
     stories = human_stories(args.held_back)
-    scorer = load_scorer(args.checkpoint)
+    scorer = scorer_for(args.checkpoint)
     results = {
         domain: scorer.score(texts, batch_size=args.batch_size).as_dict() for domain, texts in stories.items()
     }
