@@ -38,7 +38,9 @@ from story_quality.union.text import StoryNormalization
 def teacher_probabilities(
     scorer: UnionScorer, texts: Sequence[str], max_length: int, batch_size: int, device: torch.device
 ) -> np.ndarray:
-    """P(human-written) of each text as training reads it: no normalisation, head kept at ``max_length``."""
+    """P(human-written) of each text as training reads it: no normalisation, head kept at ``max_length``;
+    the scorer's model is moved to ``device`` first (it loads on the CPU)."""
+    scorer.model.to(device)
     with progress(total=len(texts), desc="Teacher text", unit="row") as bar:
         encoded = encode(scorer.tokenizer, list(texts), max_length, progress=bar.update)
     scores = class_probabilities(

@@ -45,6 +45,12 @@ CARD_TEMPLATES: dict[str, CardTemplate] = {
     "union-wp": CardTemplate(
         "union-wp.md", "apache-2.0", ("en",), ("union", "story-evaluation", "coherence", "writingprompts")
     ),
+    "union-mpnet-teacher": CardTemplate(
+        "union-mpnet-teacher.md",
+        "apache-2.0",
+        ("en",),
+        ("union", "story-evaluation", "coherence", "rocstories", "distillation-teacher"),
+    ),
     "gruen-cola": CardTemplate(
         "gruen-cola.md",
         "apache-2.0",

@@ -14,11 +14,12 @@ from test_train_union import write_pairs
 from torch.nn import functional as F
 from transformers import AutoTokenizer, BertForSequenceClassification, BertTokenizer, TrainingArguments
 
-from story_quality.training import teacher_scores, train_union
+from story_quality.training import distillation, teacher_scores, train_union
 from story_quality.training.distillation import (
     DistillationTrainer,
     add_teacher_scores,
     soft_cross_entropy,
+    teacher_probabilities,
     teacher_sha256,
 )
 from story_quality.training.negatives import build as negatives_build
@@ -77,6 +78,22 @@ def test_each_row_gets_the_mean_of_the_teachers_probabilities_on_its_text_read_a
     assert taught["text"] == texts and taught["label"] == [0, 1, 0, 1]
     one = add_teacher_scores(rows(texts), [str(teachers[0])], MAX_LENGTH, batch_size=2)
     assert one["teacher"] != pytest.approx(taught["teacher"], abs=1e-3)  # the second teacher counts
+
+
+def test_the_teacher_is_moved_to_the_device_the_rows_are_scored_on(teachers, monkeypatch):
+    # The scorer loads on the CPU; scoring on another device ("meta" stands in for a GPU here) must
+    # move its model there, or the first batch fails with tensors on two devices.
+    seen = {}
+
+    def record(logits_fn, encoded, **options):
+        seen["inputs"] = options["device"]
+        seen["model"] = next(scorer.model.parameters()).device
+        return [0.5] * len(encoded.input_ids)
+
+    monkeypatch.setattr(distillation, "class_probabilities", record)
+    scorer = distillation.row_scorer(str(teachers[0]), None, MAX_LENGTH, "rows")
+    teacher_probabilities(scorer, ["the dog ran ."], MAX_LENGTH, 2, torch.device("meta"))
+    assert seen == {"inputs": torch.device("meta"), "model": torch.device("meta")}
 
 
 def test_rows_that_carry_teacher_scores_or_another_normalisation_or_a_longer_window_are_refused(teachers):
