@@ -55,8 +55,10 @@ def test_accelerate_launch_cpu_with_several_processes_is_refused_naming_torchrun
 @pytest.fixture
 def transformers_stderr(capfd):
     """transformers' log handler keeps the stderr of its import (pytest's own capture, before this
-    test's ``capfd``): point it at the test's stderr while the test runs."""
-    handlers = [h for h in logging.getLogger("transformers").handlers if isinstance(h, logging.StreamHandler)]
+    test's ``capfd``): point it at the test's stderr while the test runs. Only transformers' own plain
+    StreamHandler moves: pytest (9.2 on) also hangs its capture handlers, StreamHandler subclasses,
+    on this logger, which does not propagate, and they must keep their streams."""
+    handlers = [h for h in logging.getLogger("transformers").handlers if type(h) is logging.StreamHandler]
     before = [handler.stream for handler in handlers]
     for handler in handlers:
         handler.setStream(sys.stderr)
