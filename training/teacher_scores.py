@@ -22,6 +22,7 @@ import json
 import pathlib
 from collections.abc import Sequence
 
+import datasets
 import numpy as np
 
 from story_quality.devices import check_device
@@ -90,15 +91,23 @@ def teach(args: argparse.Namespace) -> dict[str, object]:
     taught = add_teacher_scores(
         pairs, args.teacher, args.max_length, args.batch_size, args.device, str(args.dataset)
     )
+    return save_taught(pairs, taught, args.teacher, args.max_length, args.output_dir)
+
+
+def save_taught(
+    pairs: datasets.Dataset, taught: datasets.Dataset, teachers: list[str], max_length: int, output_dir: str
+) -> dict[str, object]:
+    """Write the rows with their ``teacher`` column and the summary beside them (both or neither);
+    return the summary: the teachers, the rows' and the scores' sha256."""
     summary = {
-        "teachers": args.teacher,
-        "max_length": args.max_length,
+        "teachers": teachers,
+        "max_length": max_length,
         "rows": len(taught),
         "mean_teacher_score": float(np.mean(taught[TEACHER_COLUMN])),
         "corpus_sha256": corpus_sha256(pairs),
         "teacher_sha256": teacher_sha256(taught),
     }
-    with written_whole(args.output_dir) as scratch:
+    with written_whole(output_dir) as scratch:
         taught.save_to_disk(str(scratch))
         (scratch / SUMMARY).write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return summary

@@ -3,10 +3,12 @@
 #   bash experiments/gpu_lease/lease.sh c1|c2|c3|c4      (the call carries .lease/cN; c1 also .lease/whl)
 set -u
 STAGE=$1 HERE=experiments/gpu_lease
+# where the parts, the data and the runs stay between calls: one folder outside the checkout
+export KEEP=${LEASE_KEEP:-${TMPDIR:-/tmp}/story-quality-lease}
 (cd .lease/"$STAGE" && sha256sum -c --quiet SHA256SUMS) || { echo "$STAGE: sha256 differs"; exit 2; }
-mkdir -p /tmp/lease && rm -rf /tmp/lease/"$STAGE" && cp -r .lease/"$STAGE" /tmp/lease/ && echo "$STAGE: kept"
+mkdir -p "$KEEP" && rm -rf "${KEEP:?}/$STAGE" && cp -r .lease/"$STAGE" "$KEEP"/ && echo "$STAGE: kept"
 case $STAGE in
   c1) python3 -c "import datasets, evaluate, story_quality.metrics.union" 2>/dev/null && echo "environment: kept" || bash $HERE/setup.sh ;;
-  c3) cp metrics/union/default_checkpoint/model.safetensors /tmp/lease/model.safetensors && bash $HERE/speed.sh ;;
+  c3) cp metrics/union/default_checkpoint/model.safetensors "$KEEP"/model.safetensors && bash $HERE/speed.sh ;;
   c4) bash $HERE/main.sh ;;
 esac

@@ -16,9 +16,8 @@ import sys
 import datasets
 import numpy as np
 
-from story_quality.training.distillation import teacher_sha256
 from story_quality.training.negatives.corpus_hash import corpus_sha256
-from story_quality.training.teacher_scores import SUMMARY
+from story_quality.training.teacher_scores import save_taught
 from story_quality.training.union_model import TEACHER_COLUMN
 
 
@@ -26,7 +25,7 @@ def main() -> None:
     rows_dir, out_dir, *teachers = sys.argv[1:]
     pairs = datasets.load_from_disk(rows_dir)
     rows_hash = corpus_sha256(pairs)
-    scores, names = [], []
+    scores, names, lengths = [], [], set()
     for given in teachers:
         name, where = given.split("=", 1)
         summary = json.loads(pathlib.Path(where, f"teacher-{name}-summary.json").read_text())
@@ -37,19 +36,11 @@ def main() -> None:
             raise SystemExit(f"{name}: {column.shape[0]} scores for {len(pairs)} rows.")
         scores.append(column)
         names.extend(summary["teachers"])
-    mean = np.mean(scores, axis=0)
-    taught = pairs.add_column(TEACHER_COLUMN, [float(x) for x in mean])
-    taught.save_to_disk(out_dir)
-    summary = {
-        "teachers": names,
-        "max_length": 256,
-        "rows": len(taught),
-        "mean_teacher_score": float(np.mean(mean)),
-        "corpus_sha256": rows_hash,
-        "teacher_sha256": teacher_sha256(taught),
-    }
-    pathlib.Path(out_dir, SUMMARY).write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    print(json.dumps(summary, indent=1))
+        lengths.add(summary["max_length"])
+    if len(lengths) != 1:
+        raise SystemExit(f"the teachers read the rows at different lengths: {sorted(lengths)}.")
+    taught = pairs.add_column(TEACHER_COLUMN, [float(x) for x in np.mean(scores, axis=0)])
+    print(json.dumps(save_taught(pairs, taught, names, lengths.pop(), out_dir), indent=1))
 
 
 if __name__ == "__main__":
