@@ -103,7 +103,7 @@ def pipeline_scores(pipe, texts: list[str], batch_size: int) -> list[float]:
     return [next(d["score"] for d in row if d["label"] == "human") for row in out]
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -139,7 +139,11 @@ def main() -> None:
         help=f"a UNION checkpoint folder to time, or {SHIPPED_DEFAULT!r} for the shipped default "
         "(default: a BERT-base-sized checkpoint with random weights)",
     )
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = build_parser().parse_args()
 
     device = torch.device(args.device)
     precisions = args.precisions or ["fp32"] + ([] if bf16_refusal(device) else ["bf16"])
