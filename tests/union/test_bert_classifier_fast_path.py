@@ -8,7 +8,12 @@ import transformers
 from tiny_models import bert_config
 
 from story_quality.batching import pad_batch
-from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
+from story_quality.union.bert_classifier_fast_path import (
+    PACK_MIN_TOKENS,
+    BertClassifierFastPath,
+    _packs,
+    supports_fast_path,
+)
 
 
 @pytest.fixture
@@ -40,6 +45,67 @@ def test_padding_does_not_change_a_row(model):
             atol=1e-5,
             rtol=1e-5,
         )
+
+
+def story_rows(lengths: list[int]) -> list[list[int]]:
+    """Token rows of these lengths ([CLS] ... [SEP]), word ids varying with the row."""
+    return [[2] + [4 + (row * 7 + i) % 40 for i in range(n - 2)] + [3] for row, n in enumerate(lengths)]
+
+
+ROWS = story_rows([31, 25, 17, 12, 9, 5, 3, 2])  # 104 real tokens in a 8 x 31 batch
+
+
+@pytest.mark.parametrize("rows", [ROWS, story_rows([20, 20, 20, 20]), story_rows([64]), story_rows([40, 24])])
+@pytest.mark.parametrize("hidden_act", ["gelu", "relu"])
+def test_packed_layers_equal_the_padded_layers_bit_for_bit(rows, hidden_act):
+    """The CPU's packed layout (no padding, reused buffers, GELU in place) is exact: the logits
+    equal the padded path's, which runs the model's own modules, bit for bit."""
+    torch.manual_seed(2)
+    config = bert_config(
+        vocab_size=50, seed_layers=3, num_labels=2, initializer_range=0.5, hidden_act=hidden_act
+    )
+    fast = BertClassifierFastPath(transformers.BertForSequenceClassification(config).eval())
+    input_ids, attention_mask = pad_batch(rows, pad_id=0, device=torch.device("cpu"))
+    with torch.inference_mode():
+        padded = fast(input_ids, attention_mask, packed=False)
+        packed = fast(input_ids, attention_mask, packed=True)
+        chosen = fast(input_ids, attention_mask)
+    assert torch.equal(packed, padded)
+    assert torch.equal(chosen, packed)
+    if len(rows) > 1:
+        assert not torch.equal(padded[0], padded[1]), "rows must differ for the check to mean something"
+
+
+def test_only_cpu_batches_of_enough_tokens_pack():
+    """Matrix products of few rows round differently, so small batches keep the padded layout; so
+    do GPUs and autocast."""
+    enough = pad_batch(story_rows([PACK_MIN_TOKENS - 10, 10]), 0, torch.device("cpu"))[1]
+    short = pad_batch(story_rows([PACK_MIN_TOKENS - 11, 10]), 0, torch.device("cpu"))[1]
+    assert _packs(enough)
+    assert not _packs(short)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert not _packs(enough)
+    assert not _packs(enough.to("meta"))
+
+
+def test_packed_buffers_are_reused_across_layers(model, monkeypatch):
+    """Every layer's matrix products write into the batch's buffers, not into fresh tensors."""
+    fast = BertClassifierFastPath(model)
+    targets: list[int] = []
+    addmm = torch.addmm
+
+    def recording_addmm(*args, **kwargs):
+        if "out" in kwargs:
+            targets.append(kwargs["out"].untyped_storage().data_ptr())
+        return addmm(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "addmm", recording_addmm)
+    input_ids, attention_mask = pad_batch(ROWS, pad_id=0, device=torch.device("cpu"))
+    with torch.inference_mode():
+        fast(input_ids, attention_mask, packed=True)
+    layers = model.config.num_hidden_layers
+    assert len(targets) == 4 * (layers - 1) + 1  # q/k/v, attention output, feed-forward in and out; last k/v
+    assert len(set(targets)) == 3  # the fused projection's, the width d one's, the feed-forward's
 
 
 def test_other_configurations_use_the_model_forward():
