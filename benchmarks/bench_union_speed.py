@@ -13,6 +13,12 @@ a GPU with bf16), bf16 autocast against the bf16 peak, with how far its scores m
     python -m benchmarks.bench_union_speed --device cuda --stories 2000 --pipeline-dtype bf16
     python -m benchmarks.bench_union_speed --checkpoint default   # the shipped default instead
 
+How it times, on a machine that may share its cores with other work: the stories are cut into
+``--rounds`` slices; the metric (in each precision) and the pipeline (at the best batch size it
+finds on the first stories) run each slice twice, taking turns, and each side's time is the sum of
+its best run per slice (``timed``'s best-of rule, slice by slice), so a slow spell costs neither
+side and never only one. The matmul peak is the better of one measured before and one after.
+
 The pipeline computes in the precision ``--pipeline-dtype`` names (fp32 unless told) and races
 the metric's first precision. The run also times the metric's text preparation alone (normalising
 and tokenising the stories on one core) and prints its share of the metric's wall time: on a GPU
@@ -117,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=200,
         help="stories used to find the pipeline's best batch size",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=8,
+        help="slices the stories are timed in: each side runs each slice twice, its best run counts",
+    )
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument(
         "--skip-pipeline", action="store_true", help="time the metric only (GPU throughput runs)"
@@ -177,131 +189,116 @@ def main() -> None:
             metric.scorer.model.config, lengths, cls_only_last_layer=supports_fast_path(metric.scorer.model)
         )
         print(f"stories: {len(stories)}, mean word pieces {sum(lengths) / len(lengths):.1f}")
-        runs = {p: time_metric(metric, stories, args.batch_size, device, p, flops) for p in precisions}
-        first, (first_rate, first_scores) = next(iter(runs.items()))
-        for name, (rate, _) in runs.items():
-            share = prep_seconds / (len(stories) / rate)
-            print(
-                f"text preparation alone (normalise + tokenise, one process): {prep_seconds:.1f} s "
-                f"= {100 * share:.0f} % of the metric's {name} wall time"
-            )
-        for name, (_, scores) in list(runs.items())[1:]:
-            gaps = [abs(a - b) for a, b in zip(scores, first_scores, strict=True)]
-            print(
-                f"{name} against {first}: max |score difference| {max(gaps):.2e}, "
-                f"mean {sum(gaps) / len(gaps):.2e}"
-            )
+        sides = {p: metric_side(metric, stories, args.batch_size, device, p) for p in precisions}
+        batch_1_rate = None
         if not args.skip_pipeline:
-            options = {"batch_size": args.batch_size, "device": device, "precision": first}
-            race_pipeline(
-                args,
-                ckpt,
-                normalised,
-                device,
-                first_scores,
-                first_rate,
-                stories,
-                lambda texts: metric.compute(predictions=texts, **options),
-            )
+            sides["pipeline"], batch_1_rate = pipeline_side(args, ckpt, normalised, device)
+        peaks = {p: matmul_peak_flops(device, DTYPES[p]) for p in precisions}
+        seconds, scores = least_disturbed(sides, len(stories), args.rounds)
+        for p in precisions:  # the better of the peaks before and after: one may fall in a slow spell
+            peaks[p] = max(peaks[p], matmul_peak_flops(device, DTYPES[p]))
+        report(seconds, scores, peaks, flops, prep_seconds, precisions, batch_1_rate, args)
 
 
-def time_metric(
+def metric_side(
     metric: evaluate.EvaluationModule,
     stories: list[str],
     batch_size: int,
     device: torch.device,
     precision: str,
-    flops: float,
-) -> tuple[float, list[float]]:
-    """Stories/s of the metric in ``precision`` and its scores; prints the share of that precision's peak."""
+) -> Callable[[slice], list[float]]:
+    """The metric's scores of a slice of ``stories`` in ``precision`` (warmed up once here)."""
     options = {"batch_size": batch_size, "device": device, "precision": precision}
-    metric.compute(predictions=stories[:64], **options)  # warm-up
-    results: dict = {}
-    before = matmul_peak_flops(device, DTYPES[precision])
-    seconds = timed(lambda: results.update(metric.compute(predictions=stories, **options)))
-    # The better of the peaks measured just before and just after: on a shared machine one of them
-    # may fall in a slow spell.
-    peak = max(before, matmul_peak_flops(device, DTYPES[precision]))
-    print(
-        f"metric {precision} (batch {batch_size}): {len(stories) / seconds:,.1f} stories/s ({seconds:.1f} s)"
-    )
-    print(f"  signature: {results['signature']}")
-    print(
-        f"  {precision} matmul peak {peak / 1e9:,.0f} GFLOP/s; the metric executes "
-        f"{flops / seconds / 1e9:,.0f} GFLOP/s = {100 * flops / seconds / peak:.0f} % of it"
-    )
-    return len(stories) / seconds, results["scores"]
+    warm_up = metric.compute(predictions=stories[:batch_size], **options)
+    print(f"metric {precision} signature: {warm_up['signature']}")
+    return lambda part: metric.compute(predictions=stories[part], **options)["scores"]
 
 
-PAIRED_ROUNDS = 8
+def least_disturbed(
+    sides: dict[str, Callable[[slice], list[float]]], total: int, rounds: int, repeat: int = 2
+) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Each side's seconds over ``total`` stories and its scores: the stories are cut into ``rounds``
+    slices, every side runs each slice ``repeat`` times, the sides taking turns, and a side's time is
+    the sum of its best run per slice. On a machine shared with other work a slow spell then costs
+    neither side, and never only one of them (``timed``'s best-of rule, slice by slice)."""
+    seconds = dict.fromkeys(sides, 0.0)
+    scores: dict[str, list[float]] = {name: [] for name in sides}
+    size = -(-total // rounds)
+    for start in range(0, total, size):
+        part = slice(start, min(start + size, total))
+        best = dict.fromkeys(sides, float("inf"))
+        for turn in range(repeat):
+            for name in sorted(sides, reverse=turn % 2 == 1):
+                result: list[float] = []
+                run = lambda name=name, part=part, result=result: result.extend(sides[name](part))  # noqa: E731
+                best[name] = min(best[name], timed(run))
+                if turn == 0:
+                    scores[name].extend(result)
+        for name in sides:
+            seconds[name] += best[name]
+    return seconds, scores
 
 
-def paired_ratio(
-    run_metric: Callable[[list[str]], object],
-    stories: list[str],
-    normalised: list[str],
-    pipe,
-    batch_size: int,
-) -> float:
-    """Pipeline seconds over metric seconds, both summed over rounds that alternate the two on the
-    same slice of stories (which goes first alternates too): a slow spell of a shared machine then
-    falls on both sides instead of on whichever ran during it."""
-    seconds = {"metric": 0.0, "pipeline": 0.0}
-    size = -(-len(stories) // PAIRED_ROUNDS)
-    for round_index, start in enumerate(range(0, len(stories), size)):
-        raw, prepared = stories[start : start + size], normalised[start : start + size]
-        sides = {
-            "metric": lambda raw=raw: run_metric(raw),
-            "pipeline": lambda prepared=prepared: pipeline_scores(pipe, prepared, batch_size),
-        }
-        for name in sorted(sides, reverse=round_index % 2 == 1):
-            seconds[name] += timed(sides[name])
-    return seconds["pipeline"] / seconds["metric"]
-
-
-def race_pipeline(
-    args: argparse.Namespace,
-    ckpt: pathlib.Path,
-    normalised: list[str],
-    device: torch.device,
-    metric_scores: list[float],
-    metric_rate: float,
-    stories: list[str],
-    run_metric: Callable[[list[str]], object],
-) -> None:
-    """A ``text-classification`` pipeline on the same checkpoint and the same normalised stories, at
-    batch 1 and at its best batch."""
+def pipeline_side(
+    args: argparse.Namespace, ckpt: pathlib.Path, normalised: list[str], device: torch.device
+) -> tuple[Callable[[slice], list[float]], float]:
+    """A ``text-classification`` pipeline on the same checkpoint and normalised stories, at its best
+    batch size (searched on the first stories), and its rate at batch 1 on them."""
     pipe = transformers.pipeline(
         "text-classification", model=str(ckpt), device=device, dtype=DTYPES[args.pipeline_dtype]
     )
-    print(f"pipeline precision: {args.pipeline_dtype}")
-    b1_s = timed(lambda: pipeline_scores(pipe, normalised, 1))
-    b1_rate = len(normalised) / b1_s
     search = normalised[: args.pipeline_search_stories]
-    search_rates = {
+    batch_1_rate = len(search) / timed(lambda: pipeline_scores(pipe, search, 1))
+    rates = {
         b: len(search) / timed(lambda b=b: pipeline_scores(pipe, search, b))
         for b in args.pipeline_batch_sizes
     }
-    best = max(search_rates, key=search_rates.get)
-    best_scores: list[float] = []
-    best_s = timed(lambda: best_scores.extend(pipeline_scores(pipe, normalised, best)))
-    best_rate = len(normalised) / best_s
-    gap = max(abs(a - b) for a, b in zip(best_scores, metric_scores, strict=True))
-    paired = paired_ratio(run_metric, stories, normalised, pipe, best)
-    print(f"pipeline batch 1: {b1_rate:,.1f} stories/s ({b1_s:.1f} s)")
+    best = max(rates, key=rates.get)
+    searched = ", ".join(f"{b}: {r:,.1f}/s" for b, r in rates.items())
     print(
-        "pipeline batch search on "
-        f"{len(search)} stories: " + ", ".join(f"{b}: {r:,.1f}/s" for b, r in search_rates.items())
+        f"pipeline ({args.pipeline_dtype}) on {len(search)} stories: batch 1: {batch_1_rate:,.1f}/s, {searched}; best batch {best}"
     )
-    print(f"pipeline best (batch {best}): {best_rate:,.1f} stories/s ({best_s:.1f} s)")
-    print(
-        f"metric / pipeline batch 1: {metric_rate / b1_rate:.2f}x; metric / pipeline best: {metric_rate / best_rate:.2f}x"
-    )
-    print(
-        f"metric / pipeline best, paired ({PAIRED_ROUNDS} rounds, each side in turn on the same "
-        f"stories): {paired:.2f}x"
-    )
-    print(f"max |score difference| metric vs pipeline: {gap:.2e}")
+    return (lambda part: pipeline_scores(pipe, normalised[part], best)), batch_1_rate
+
+
+def report(
+    seconds: dict[str, float],
+    scores: dict[str, list[float]],
+    peaks: dict[str, float],
+    flops: float,
+    prep_seconds: float,
+    precisions: list[str],
+    batch_1_rate: float | None,
+    args: argparse.Namespace,
+) -> None:
+    """Print each precision's rate and share of its peak, and the race against the pipeline."""
+    first, stories = precisions[0], args.stories
+    for p in precisions:
+        rate = stories / seconds[p]
+        print(f"metric {p} (batch {args.batch_size}): {rate:,.1f} stories/s ({seconds[p]:.1f} s)")
+        print(
+            f"  {p} matmul peak {peaks[p] / 1e9:,.0f} GFLOP/s; the metric executes "
+            f"{flops / seconds[p] / 1e9:,.0f} GFLOP/s = {100 * flops / seconds[p] / peaks[p]:.0f} % of it"
+        )
+        print(
+            f"  text preparation alone (normalise + tokenise, one process): {prep_seconds:.1f} s "
+            f"= {100 * prep_seconds / seconds[p]:.0f} % of its wall time"
+        )
+        if p != first:
+            gaps = [abs(a - b) for a, b in zip(scores[p], scores[first], strict=True)]
+            print(
+                f"  against {first}: max |score difference| {max(gaps):.2e}, mean {sum(gaps) / len(gaps):.2e}"
+            )
+    if batch_1_rate is not None:
+        rate = stories / seconds["pipeline"]
+        metric_rate = stories / seconds[first]
+        gap = max(abs(a - b) for a, b in zip(scores["pipeline"], scores[first], strict=True))
+        print(f"pipeline at its best batch: {rate:,.1f} stories/s ({seconds['pipeline']:.1f} s)")
+        print(
+            f"metric {first} / pipeline best: {metric_rate / rate:.2f}x; "
+            f"metric / pipeline batch 1: {metric_rate / batch_1_rate:.2f}x"
+        )
+        print(f"max |score difference| metric vs pipeline: {gap:.2e}")
 
 
 if __name__ == "__main__":
