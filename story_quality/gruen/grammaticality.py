@@ -29,27 +29,7 @@ from story_quality.gruen.loading import LoadedModel
 from story_quality.gruen.tokenization import encode_single
 
 COLA_MAX_LENGTH = 128
-# The LM head runs on at most HEAD_CHUNK positions' hidden states at a time, and within each chunk on
-# pieces of HEAD_PIECE to 2 * HEAD_PIECE - 1 positions: a piece's (positions x vocabulary) logits and
-# their log-softmax (16 MB each for BERT's 30,522 word pieces) stay under the size the C allocator
-# hands back to the system, so they reuse memory instead of faulting in fresh pages (a 1,024-position
-# chunk's 125 MB cost about 5 % of reference mode's time). The pieces keep the chunks' boundaries and
-# have at least HEAD_PIECE rows unless the whole chunk is shorter, so each row of the head's matrix
-# products rounds as before (MKL multiplies matrices of fewer than 12 rows with other kernels).
-HEAD_CHUNK = 1024
-HEAD_PIECE = 128
-
-
-def head_pieces(positions: int) -> list[slice]:
-    """The pieces the LM head runs on, in order, covering ``range(positions)``."""
-    pieces = []
-    for chunk in range(0, positions, HEAD_CHUNK):
-        end = min(chunk + HEAD_CHUNK, positions)
-        starts = list(range(chunk, end, HEAD_PIECE))
-        if len(starts) > 1 and end - starts[-1] < HEAD_PIECE:
-            starts.pop()  # a short tail joins the piece before it
-        pieces += [slice(start, stop) for start, stop in zip(starts, [*starts[1:], end], strict=True)]
-    return pieces
+HEAD_CHUNK = 1024  # positions per LM-head call: bounds the (positions x vocabulary) logits in memory
 
 
 def split_masked_lm(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Module] | None:
@@ -61,15 +41,15 @@ def split_masked_lm(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.M
 
 @torch.inference_mode()
 def logits_at(loaded: LoadedModel, input_ids: torch.Tensor, mask: torch.Tensor, rows, cols):
-    """LM logits at the given (row, column) positions only, piece by piece (:func:`head_pieces`)."""
+    """LM logits at the given (row, column) positions only, in chunks of ``HEAD_CHUNK`` positions."""
     parts = split_masked_lm(loaded.model)
     if parts is None:  # head not separable: full forward, then pick the positions
         yield loaded.model(input_ids=input_ids, attention_mask=mask).logits[rows, cols]
         return
     encoder, head = parts
     hidden = encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state[rows, cols]
-    for piece in head_pieces(hidden.shape[0]):
-        yield head(hidden[piece])
+    for start in range(0, hidden.shape[0], HEAD_CHUNK):
+        yield head(hidden[start : start + HEAD_CHUNK])
 
 
 def _cross_entropy_at(loaded, input_ids, mask, rows, cols, targets) -> torch.Tensor:

@@ -18,10 +18,10 @@ from transformers import (
 )
 
 from story_quality.checkpoint_reference import CheckpointReference
-from story_quality.gruen import focus, grammaticality
+from story_quality.gruen import focus
 from story_quality.gruen import text as gruen_text
 from story_quality.gruen.coherence import coherence_scores, split_pair
-from story_quality.gruen.grammaticality import cola_scores, head_pieces, pll_nll_scores, reference_lm_scores
+from story_quality.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
 from story_quality.gruen.loading import load_model
 from story_quality.gruen.redundancy import edit_distance, redundancy_flags, redundancy_score
 
@@ -54,30 +54,6 @@ def test_reference_lm_equals_a_batch_size_one_loop(models):
             slow.append(math.exp(model(input_ids=ids, labels=ids).loss.item()))
     for batch_size in (1, 2, 32):
         assert reference_lm_scores(models["lm"], SENTENCES, batch_size) == pytest.approx(slow, rel=1e-5)
-
-
-@pytest.mark.parametrize("positions", [0, 5, 127, 128, 255, 256, 300, 1023, 1024, 1030, 1100, 2500])
-def test_head_pieces_cover_the_positions_inside_the_chunks(positions):
-    pieces = head_pieces(positions)
-    covered = [i for piece in pieces for i in range(piece.start, piece.stop)]
-    assert covered == list(range(positions))
-    chunk_size, piece_size = grammaticality.HEAD_CHUNK, grammaticality.HEAD_PIECE
-    for piece in pieces:
-        chunk = piece.start // chunk_size
-        assert (piece.stop - 1) // chunk_size == chunk, "a piece never spans two chunks"
-        chunk_length = min(positions, (chunk + 1) * chunk_size) - chunk * chunk_size
-        assert min(piece_size, chunk_length) <= piece.stop - piece.start < 2 * piece_size
-
-
-def test_head_pieces_leave_the_lm_values_bit_for_bit(models, monkeypatch):
-    """Pieces at least 64 rows long give each position the logits one product per chunk gave."""
-    sentences = SENTENCES * 30
-    monkeypatch.setattr(grammaticality, "HEAD_CHUNK", 300)
-    monkeypatch.setattr(grammaticality, "HEAD_PIECE", 300)  # one piece per chunk: the old way
-    whole = reference_lm_scores(models["lm"], sentences, 64)
-    monkeypatch.setattr(grammaticality, "HEAD_PIECE", 64)
-    assert len(head_pieces(700)) > len(range(0, 700, 300)), "the pieces must split the chunks"
-    assert reference_lm_scores(models["lm"], sentences, 64) == whole
 
 
 def test_batched_pll_equals_one_mask_at_a_time(models):
