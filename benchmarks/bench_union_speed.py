@@ -44,7 +44,7 @@ import evaluate  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 
-from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path, timed  # noqa: E402
+from benchmarks.machine import describe_machine, minilm_path, peaks_beside, timed  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality import metric_path  # noqa: E402
 from story_quality.precision import PRECISIONS, bf16_refusal  # noqa: E402
@@ -193,10 +193,10 @@ def main() -> None:
         batch_1_rate = None
         if not args.skip_pipeline:
             sides["pipeline"], batch_1_rate = pipeline_side(args, ckpt, normalised, device)
-        peaks = {p: matmul_peak_flops(device, DTYPES[p]) for p in precisions}
-        seconds, scores = least_disturbed(sides, len(stories), args.rounds)
-        for p in precisions:  # the better of the peaks before and after: one may fall in a slow spell
-            peaks[p] = max(peaks[p], matmul_peak_flops(device, DTYPES[p]))
+        (seconds, scores), dtype_peaks = peaks_beside(
+            lambda: least_disturbed(sides, len(stories), args.rounds), device, [DTYPES[p] for p in precisions]
+        )
+        peaks = {p: dtype_peaks[DTYPES[p]] for p in precisions}
         report(seconds, scores, peaks, flops, prep_seconds, precisions, batch_1_rate, args)
 
 

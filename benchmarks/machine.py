@@ -7,11 +7,14 @@ import os
 import pathlib
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import torch
 
 from story_quality.precision import cpu_name
+
+T = TypeVar("T")
 
 
 def describe_machine() -> str:
@@ -63,6 +66,16 @@ def matmul_peak_flops(
         while time.perf_counter() < deadline:
             best = max(best, 2 * m * k * n / timed(lambda a=a, b=b: a @ b))
     return best
+
+
+def peaks_beside(
+    work: Callable[[], T], device: torch.device, dtypes: Sequence[torch.dtype] = (torch.float32,)
+) -> tuple[T, dict[torch.dtype, float]]:
+    """``work()``'s result and, for each dtype, the better of the matmul peaks measured just before
+    and just after it: on a machine shared with other work one of the two may fall in a slow spell."""
+    before = {dtype: matmul_peak_flops(device, dtype) for dtype in dtypes}
+    result = work()
+    return result, {dtype: max(peak, matmul_peak_flops(device, dtype)) for dtype, peak in before.items()}
 
 
 def minilm_path() -> str:

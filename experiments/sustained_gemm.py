@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from benchmarks.machine import matmul_peak_flops
+from benchmarks.machine import peaks_beside
 
 ROWS = 3600
 SHAPES = [(768, 2304), (768, 768), (768, 3072), (3072, 768)]  # (in, out) of each product
@@ -35,10 +35,8 @@ def back_to_back_flops() -> float:
 
 
 def main() -> None:
-    cpu = torch.device("cpu")
-    before = matmul_peak_flops(cpu)
-    sustained = max(back_to_back_flops() for _ in range(2))
-    peak = max(before, matmul_peak_flops(cpu))
+    sustained, peaks = peaks_beside(lambda: max(back_to_back_flops() for _ in range(2)), torch.device("cpu"))
+    peak = peaks[torch.float32]
     print(
         f"burst peak {peak / 1e9:.0f} GFLOP/s; the layer's products back to back for {SECONDS} s: "
         f"{sustained / 1e9:.0f} GFLOP/s = {100 * sustained / peak:.0f} % of it"

@@ -11,7 +11,8 @@ On a CPU in fp32 the layers run *packed*: the batch's real tokens row after row,
 padding, through every matrix product, GELU and layer norm, and only attention sees the padded
 layout. The matrix products and activations write into a few buffers reused by every layer: a
 fresh multi-megabyte tensor per operation costs page faults on first touch (the allocator hands
-large blocks back to the system). Together about 10 % of a BERT-base's time on 2 cores. Once a
+large blocks back to the system). A batch takes about 0.93 of the padded path's time for a
+BERT-base and 0.88 for the shipped MiniLM on 2 cores. Once a
 product has enough rows (:data:`PACK_MIN_TOKENS`) each row's result does not depend on the other
 rows, the padded keys and values get zero attention, and the elementwise operations are the same
 kernels, so packed scores equal the padded path's bit for bit (tests check this).
@@ -139,11 +140,12 @@ class BertClassifierFastPath:
         GPU's allocator already reuses memory)."""
         bert = self.model.bert
         hidden = bert.embeddings(input_ids=input_ids)
+        real = attention_mask.bool()
+        keep = real[:, None, None, :]  # [B, 1, 1, T]: True where a key may be attended
         if packed is None:
-            packed = _packs(attention_mask)
-        keep = attention_mask.bool()[:, None, None, :]  # [B, 1, 1, T]: True where a key may be attended
+            packed = _packs(real)
         if packed:
-            kv, cls = self._packed_layers(hidden, attention_mask.bool(), keep)
+            kv, cls = self._packed_layers(hidden, real, keep)
         else:
             kv, cls = self._padded_layers(hidden, keep)
         return self.model.classifier(bert.pooler(self._last_layer(kv, cls, keep)))
