@@ -23,13 +23,16 @@ from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
+from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 
 from story_quality.batching import length_sorted_batches, pad_batch, progress
+from story_quality.exact_products import MIN_ROWS, exact_cpu_product
 from story_quality.gruen.loading import LoadedModel
 from story_quality.gruen.tokenization import encode_single
 
 COLA_MAX_LENGTH = 128
 HEAD_CHUNK = 1024  # positions per LM-head call: bounds the (positions x vocabulary) logits in memory
+COPY_BLOCK = 256  # vocabulary columns per block of the column-major to row-major copy (3x faster than whole)
 
 
 def split_masked_lm(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Module] | None:
@@ -39,32 +42,89 @@ def split_masked_lm(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.M
     return (encoder, heads[0]) if encoder is not model and len(heads) == 1 else None
 
 
-@torch.inference_mode()
-def logits_at(loaded: LoadedModel, input_ids: torch.Tensor, mask: torch.Tensor, rows, cols):
-    """LM logits at the given (row, column) positions only, in chunks of ``HEAD_CHUNK`` positions."""
-    parts = split_masked_lm(loaded.model)
-    if parts is None:  # head not separable: full forward, then pick the positions
-        yield loaded.model(input_ids=input_ids, attention_mask=mask).logits[rows, cols]
-        return
-    encoder, head = parts
-    hidden = encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state[rows, cols]
-    for start in range(0, hidden.shape[0], HEAD_CHUNK):
-        yield head(hidden[start : start + HEAD_CHUNK])
+def _bert_head_parts(head: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Linear] | None:
+    """``(transform, decoder)`` of a BERT masked-LM head, whose logits are ``decoder(transform(h))``."""
+    decoder = getattr(getattr(head, "predictions", None), "decoder", None)
+    if (
+        not isinstance(head, BertOnlyMLMHead)
+        or not isinstance(decoder, torch.nn.Linear)
+        or decoder.bias is None
+    ):
+        return None
+    return head.predictions.transform, decoder
 
 
-def _cross_entropy_at(loaded, input_ids, mask, rows, cols, targets) -> torch.Tensor:
-    losses = [
-        F.cross_entropy(logits.float(), targets[i : i + logits.shape[0]], reduction="none")
-        for i, logits in _offsets(logits_at(loaded, input_ids, mask, rows, cols))
-    ]
-    return torch.cat(losses)
+class LossesAt:
+    """The masked LM's cross-entropy at chosen positions of batch after batch; the head runs on
+    ``HEAD_CHUNK`` positions at a time.
+
+    For a BERT head in fp32 on a CPU, the losses equal ``F.cross_entropy(head(h))`` bit for bit and
+    cost about 0.7 of its time (1,024 positions, BERT's vocabulary, 2 cores):
+
+    * the vocabulary product is written column-major (each column aligned), which MKL computes
+      as the transposed product, 1.3x-1.9x faster than row-major on 2 cores, and is then copied
+      row-major block by block; from :data:`MIN_ROWS` rows on, the bits are the row-major
+      product's (:mod:`story_quality.exact_products`);
+    * the logits go into buffers that all batches reuse and become log-probabilities in place:
+      the same ``log_softmax`` kernel, without two fresh tensors of over 100 MB per chunk.
+    """
+
+    def __init__(self, loaded: LoadedModel) -> None:
+        self.model = loaded.model
+        self.parts = split_masked_lm(loaded.model)
+        self._buffers: dict[str, torch.Tensor] = {}
+
+    @torch.inference_mode()
+    def __call__(self, input_ids, mask, rows, cols, targets) -> torch.Tensor:
+        if self.parts is None:  # head not separable: full forward, then pick the positions
+            logits = self.model(input_ids=input_ids, attention_mask=mask).logits[rows, cols]
+            return F.cross_entropy(logits.float(), targets, reduction="none")
+        encoder, head = self.parts
+        hidden = encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state[rows, cols]
+        chunks = [
+            (start, hidden[start : start + HEAD_CHUNK]) for start in range(0, hidden.shape[0], HEAD_CHUNK)
+        ]
+        bert_head = _bert_head_parts(head)
+        if bert_head is None or not (exact_cpu_product(hidden) and exact_cpu_product(bert_head[1].weight)):
+            return torch.cat(
+                [
+                    F.cross_entropy(head(h).float(), targets[s : s + len(h)], reduction="none")
+                    for s, h in chunks
+                ]
+            )
+        return torch.cat([self._bert_losses(*bert_head, h, targets[s : s + len(h)]) for s, h in chunks])
+
+    def _bert_losses(
+        self, transform: torch.nn.Module, decoder: torch.nn.Linear, part: torch.Tensor, targets: torch.Tensor
+    ) -> torch.Tensor:
+        positions, vocabulary = part.shape[0], decoder.out_features
+        logits = self._buffer("logits", positions * vocabulary, part).view(positions, vocabulary)
+        product = (decoder.bias, transform(part), decoder.weight.t())
+        if positions >= MIN_ROWS:
+            stride = _aligned(positions)
+            columns = self._buffer("columns", stride * vocabulary, part).view(vocabulary, stride)
+            columns = torch.addmm(*product, out=columns[:, :positions].t())
+            for start in range(0, vocabulary, COPY_BLOCK):
+                logits[:, start : start + COPY_BLOCK].copy_(columns[:, start : start + COPY_BLOCK])
+        else:
+            torch.addmm(*product, out=logits)
+        log_probs = torch.log_softmax(logits, 1, out=logits)
+        return -log_probs[torch.arange(positions, device=part.device), targets]
+
+    def _buffer(self, name: str, elements: int, like: torch.Tensor) -> torch.Tensor:
+        """The first ``elements`` of a flat buffer kept for the next chunks and batches."""
+        buffer = self._buffers.get(name)
+        if buffer is None or buffer.numel() < elements or buffer.device != like.device:
+            largest = _aligned(HEAD_CHUNK) * self.parts[1].predictions.decoder.out_features
+            buffer = torch.empty(max(elements, largest), dtype=like.dtype, device=like.device)
+            self._buffers[name] = buffer
+        return buffer[:elements]
 
 
-def _offsets(chunks):
-    start = 0
-    for chunk in chunks:
-        yield start, chunk
-        start += chunk.shape[0]
+def _aligned(positions: int) -> int:
+    """``positions`` rounded up to a multiple of 16: a column-major product's leading dimension
+    that keeps every column aligned to whole vectors (1.2x-1.6x faster than an unaligned one)."""
+    return -(-positions // 16) * 16
 
 
 def _padded_batches(loaded: LoadedModel, ids: Sequence[Sequence[int]], batch_size: int, desc: str):
@@ -81,9 +141,10 @@ def reference_lm_scores(loaded: LoadedModel, sentences: Sequence[str], batch_siz
     """The release's LM value of each sentence: ``exp`` of the mean unmasked cross-entropy."""
     ids, _ = encode_single(loaded, sentences, what="masked LM")
     scores = [0.0] * len(sentences)
+    losses_at = LossesAt(loaded)
     for batch, input_ids, mask in _padded_batches(loaded, ids, batch_size, "GRUEN masked LM"):
         rows, cols = mask.nonzero(as_tuple=True)
-        losses = _cross_entropy_at(loaded, input_ids, mask, rows, cols, input_ids[rows, cols])
+        losses = losses_at(input_ids, mask, rows, cols, input_ids[rows, cols])
         totals = torch.zeros(len(batch), dtype=losses.dtype, device=losses.device).index_add_(0, rows, losses)
         for row, index in enumerate(batch):
             scores[index] = math.exp(totals[row].item() / len(ids[index]))
@@ -102,6 +163,7 @@ def pll_nll_scores(loaded: LoadedModel, sentences: Sequence[str], batch_size: in
     pad_id = loaded.tokenizer.pad_token_id or 0
     totals = [0.0] * len(sentences)
     counts = [0] * len(sentences)
+    losses_at = LossesAt(loaded)
     batches = list(length_sorted_batches([len(ids[s]) for s, _ in copies], batch_size))
     for batch in progress(batches, len(batches), "GRUEN pseudo-log-likelihood"):
         owners = [copies[i][0] for i in batch]
@@ -110,7 +172,7 @@ def pll_nll_scores(loaded: LoadedModel, sentences: Sequence[str], batch_size: in
         cols = torch.tensor([copies[i][1] for i in batch], device=device)
         targets = input_ids[rows, cols].clone()
         input_ids[rows, cols] = mask_id
-        losses = _cross_entropy_at(loaded, input_ids, mask, rows, cols, targets).tolist()
+        losses = losses_at(input_ids, mask, rows, cols, targets).tolist()
         for owner, loss in zip(owners, losses, strict=True):
             totals[owner] += loss
             counts[owner] += 1

@@ -12,10 +12,11 @@ padding, through every matrix product, GELU and layer norm, and only attention s
 layout. The matrix products and activations write into a few buffers reused by every layer: a
 fresh multi-megabyte tensor per operation costs page faults on first touch (the allocator hands
 large blocks back to the system). A batch takes about 0.93 of the padded path's time for a
-BERT-base and 0.88 for the shipped MiniLM on 2 cores. Once a
-product has enough rows (:data:`PACK_MIN_TOKENS`) each row's result does not depend on the other
-rows, the padded keys and values get zero attention, and the elementwise operations are the same
-kernels, so packed scores equal the padded path's bit for bit (tests check this).
+BERT-base and 0.88 for the shipped MiniLM on 2 cores. Once a product has enough rows
+(:data:`PACK_MIN_TOKENS`, see :mod:`story_quality.exact_products`) each row's result does not
+depend on the other rows, the padded keys and values get zero attention, and the elementwise
+operations are the same kernels, so packed scores equal the padded path's bit for bit (tests
+check this).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import torch
 import torch.nn.functional as F
 import transformers
 from transformers.activations import GELUActivation
+
+from story_quality.exact_products import MIN_ROWS
 
 
 def supports_fast_path(model: torch.nn.Module) -> bool:
@@ -96,11 +99,8 @@ def _linear_into(linear: torch.nn.Linear, hidden: torch.Tensor, out: torch.Tenso
     return torch.addmm(linear.bias, hidden, linear.weight.t(), out=out)
 
 
-# The fewest real tokens a batch packs. MKL multiplies matrices of fewer than 12 rows with other
-# kernels, whose rounding differs from the blocked kernel's (measured on an AVX2 AMD EPYC); at 64
-# rows and more each row's products equal the padded batch's, with room for CPUs whose kernels
-# take more rows at a time.
-PACK_MIN_TOKENS = 64
+# The fewest real tokens a batch packs: below it, products round differently by row count.
+PACK_MIN_TOKENS = MIN_ROWS
 
 
 def _packs(attention_mask: torch.Tensor) -> bool:

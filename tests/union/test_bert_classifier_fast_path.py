@@ -108,6 +108,24 @@ def test_packed_buffers_are_reused_across_layers(model, monkeypatch):
     assert len(set(targets)) == 3  # the fused projection's, the width d one's, the feed-forward's
 
 
+def test_padding_rows_stay_zero_whatever_memory_the_allocator_hands_back(model, monkeypatch):
+    """The padded keys and values must be zeros, not whatever a fresh buffer holds: garbage gets zero
+    attention weight, but NaN garbage would not (0 x NaN). Every ``torch.empty`` here hands back NaNs."""
+    input_ids, attention_mask = pad_batch(ROWS, pad_id=0, device=torch.device("cpu"))
+    fast = BertClassifierFastPath(model)
+    with torch.inference_mode():
+        expected = fast(input_ids, attention_mask, packed=False)
+    empty = torch.empty
+
+    def dirty_empty(*args, **kwargs):
+        return empty(*args, **kwargs).fill_(float("nan"))
+
+    monkeypatch.setattr(torch, "empty", dirty_empty)
+    with torch.inference_mode():
+        packed = fast(input_ids, attention_mask, packed=True)
+    assert torch.equal(packed, expected)
+
+
 def test_other_configurations_use_the_model_forward():
     config = bert_config(vocab_size=50, num_labels=2, position_embedding_type="relative_key")
     assert not supports_fast_path(transformers.BertForSequenceClassification(config))

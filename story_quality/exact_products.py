@@ -1,0 +1,23 @@
+"""When a CPU's fp32 matrix product may be laid out differently without changing one bit.
+
+MKL multiplies matrices of fewer than 12 rows with other kernels than the blocked one, and those
+round differently (measured on an AVX2 AMD EPYC, inner widths 32 to 768). From 12 rows on, each
+row's result does not depend on how many other rows the product has, and writing the product
+column-major (the same product computed as its transpose) gives the same bits. Both of the exact
+rearrangements the metrics use, UNION's packed layers and GRUEN's column-major LM head, therefore
+run only on products of at least :data:`MIN_ROWS` rows, with room for CPUs whose kernels take more
+rows at a time; smaller ones keep the plain layout.
+"""
+
+from __future__ import annotations
+
+import torch
+
+MIN_ROWS = 64
+
+
+def exact_cpu_product(tensor: torch.Tensor) -> bool:
+    """Whether ``tensor`` is fp32 on a CPU outside autocast, where these rearrangements are exact."""
+    return (
+        tensor.device.type == "cpu" and tensor.dtype == torch.float32 and not torch.is_autocast_enabled("cpu")
+    )
