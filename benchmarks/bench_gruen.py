@@ -19,8 +19,9 @@ The metric's two procedures (``reference`` mode and batched PLL) run twice, each
 process, and the faster run counts: on a machine shared with other work, the least disturbed one.
 
 The ceiling: each metric procedure runs once more under ``torch.utils.flop_counter`` and its
-counted FLOPs, divided by this machine's measured matmul peak, give the fastest it could
-possibly run; the release's time over that is the largest speed-up exact arithmetic allows here,
+counted FLOPs, divided by the matmul peak measured in the timed run's own process just before
+and just after it (the better of the two: a peak taken minutes away, in a slower or faster spell
+of a shared machine, moved the shares by 20 points), give the fastest it could possibly run; the release's time over that is the largest speed-up exact arithmetic allows here,
 and each procedure's share of its ceiling is that floor over its time. Where the CPU multiplies
 bf16 natively (AMX or AVX-512 BF16), ``reference`` mode also runs with ``precision="bf16"``: its
 share of the bf16 matmul peak and how far its scores move from fp32's.
@@ -42,7 +43,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path  # noqa: E402
+from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path, peaks_beside  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality import metric_path  # noqa: E402
 from story_quality.precision import bf16_refusal  # noqa: E402
@@ -203,14 +204,26 @@ def import_libraries() -> float:
     return time.perf_counter() - started
 
 
-def _timed(name: str, args: tuple) -> dict:
+def _timed(name: str, args: tuple, with_peak: bool = False) -> dict:
+    """One procedure's time after its imports; ``with_peak``: with the better of the matmul peaks
+    measured in the same process just before and just after it."""
     import_seconds = import_libraries()
-    started = time.perf_counter()
-    result = globals()[name](*args)
+
+    def work() -> tuple[float, object]:
+        started = time.perf_counter()
+        result = globals()[name](*args)
+        return time.perf_counter() - started, result
+
+    if with_peak:
+        (seconds, result), peaks = peaks_beside(work, torch.device("cpu"))
+        peak = peaks[torch.float32]
+    else:
+        (seconds, result), peak = work(), None
     return {
-        "seconds": time.perf_counter() - started,
+        "seconds": seconds,
         "import_seconds": import_seconds,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "matmul_peak_flops": peak,
         "result": result,
     }
 
@@ -223,16 +236,20 @@ def _counted_flops(name: str, args: tuple) -> int:
     return counter.get_total_flops()
 
 
-def run_isolated(name: str, *args, count_flops: bool = False):
+def run_isolated(name: str, *args, count_flops: bool = False, with_peak: bool = False):
     """``_timed`` (or, with ``count_flops``, the FLOP count) of one procedure in a fresh process."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_counted_flops if count_flops else _timed, (name, args))
+        if count_flops:
+            return pool.apply(_counted_flops, (name, args))
+        return pool.apply(_timed, (name, args, with_peak))
 
 
 def best_of_processes(name: str, *args, repeat: int = 2) -> dict:
-    """``run_isolated`` ``repeat`` times, each in a fresh process: the fastest run (on a machine
-    shared with other work, the least disturbed one, as ``benchmarks.machine.timed`` takes)."""
-    return min((run_isolated(name, *args) for _ in range(repeat)), key=lambda run: run["seconds"])
+    """``run_isolated`` ``repeat`` times, each in a fresh process with the matmul peak beside it: the
+    fastest run (on a machine shared with other work, the least disturbed one, as
+    ``benchmarks.machine.timed`` takes)."""
+    runs = [run_isolated(name, *args, with_peak=True) for _ in range(repeat)]
+    return min(runs, key=lambda run: run["seconds"])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -280,7 +297,7 @@ def main() -> None:
             if bf16_refusal(torch.device("cpu"))
             else run_isolated("metric_procedure", texts, models, "reference", args.batch_size, "bf16")
         )
-    peak = matmul_peak_flops(torch.device("cpu"))
+    peak, pll_peak = ours["matmul_peak_flops"], fast_pll["matmul_peak_flops"]
     gap = max(abs(a - b) for a, b in zip(release["result"], ours["result"], strict=True))
     pll_gap = max(abs(a - b) for a, b in zip(slow_pll["result"], fast_pll["result"], strict=True))
     figures |= {
@@ -299,15 +316,16 @@ def main() -> None:
         "batched_pll_peak_rss_mib": fast_pll["peak_rss_mib"],
         "pll_speedup": slow_pll["seconds"] / fast_pll["seconds"],
         "max_pll_difference": pll_gap,
-        "matmul_peak_gflops": peak / 1e9,
+        "reference_matmul_peak_gflops": peak / 1e9,
         "metric_reference_gflop": ours_flops / 1e9,
         "metric_reference_floor_seconds": ours_flops / peak,
         "reference_speedup_ceiling": release["seconds"] * peak / ours_flops,
+        "pll_matmul_peak_gflops": pll_peak / 1e9,
         "batched_pll_gflop": pll_flops / 1e9,
-        "batched_pll_floor_seconds": pll_flops / peak,
-        "pll_speedup_ceiling": slow_pll["seconds"] * peak / pll_flops,
+        "batched_pll_floor_seconds": pll_flops / pll_peak,
+        "pll_speedup_ceiling": slow_pll["seconds"] * pll_peak / pll_flops,
         "reference_share_of_ceiling": ours_flops / peak / ours["seconds"],
-        "pll_share_of_ceiling": pll_flops / peak / fast_pll["seconds"],
+        "pll_share_of_ceiling": pll_flops / pll_peak / fast_pll["seconds"],
     }
     if bf16 is not None:  # bf16 autocast where the CPU multiplies bf16 natively
         bf16_peak = matmul_peak_flops(torch.device("cpu"), torch.bfloat16)
