@@ -62,7 +62,7 @@ class LossesAt:
     cost about 0.7 of its time (1,024 positions, BERT's vocabulary, 2 cores):
 
     * the vocabulary product is written column-major (each column aligned), which MKL computes
-      as the transposed product, 1.3x-1.9x faster than row-major on 2 cores, and is then copied
+      as the transposed product, 1.3x-1.6x faster than row-major on 2 cores, and is then copied
       row-major block by block; from :data:`MIN_ROWS` rows on, the bits are the row-major
       product's (:mod:`story_quality.exact_products`);
     * the logits go into buffers that all batches reuse and become log-probabilities in place:
@@ -123,7 +123,7 @@ class LossesAt:
 
 def _aligned(positions: int) -> int:
     """``positions`` rounded up to a multiple of 16: a column-major product's leading dimension
-    that keeps every column aligned to whole vectors (1.2x-1.6x faster than an unaligned one)."""
+    that keeps every column aligned to whole vectors (up to 1.5x faster than an unaligned one)."""
     return -(-positions // 16) * 16
 
 
