@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import torch
 
-from story_quality.gruen.grammaticality import COPY_BLOCK
+from story_quality.gruen.grammaticality import COPY_BLOCK, aligned
 
 VOCABULARY, WIDTH = 30522, 768
 ROW_COUNTS = [2, 8, 11, 12, 64, 300, 825, 1024]
@@ -29,11 +29,10 @@ ROW_COUNTS = [2, 8, 11, 12, 64, 300, 825, 1024]
 
 def layouts(rows: int) -> dict[str, torch.Tensor]:
     """Output tensors [rows, vocabulary] of each layout."""
-    aligned = -(-rows // 16) * 16
     return {
         "row-major": torch.empty(rows, VOCABULARY),
         "column-major": torch.empty(VOCABULARY, rows).t(),
-        "column-major, aligned": torch.empty(VOCABULARY, aligned)[:, :rows].t(),
+        "column-major, aligned": torch.empty(VOCABULARY, aligned(rows))[:, :rows].t(),
     }
 
 

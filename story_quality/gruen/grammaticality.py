@@ -44,12 +44,10 @@ def split_masked_lm(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.M
 
 def _bert_head_parts(head: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Linear] | None:
     """``(transform, decoder)`` of a BERT masked-LM head, whose logits are ``decoder(transform(h))``."""
-    decoder = getattr(getattr(head, "predictions", None), "decoder", None)
-    if (
-        not isinstance(head, BertOnlyMLMHead)
-        or not isinstance(decoder, torch.nn.Linear)
-        or decoder.bias is None
-    ):
+    if not isinstance(head, BertOnlyMLMHead):
+        return None
+    decoder = head.predictions.decoder
+    if not isinstance(decoder, torch.nn.Linear) or decoder.bias is None:
         return None
     return head.predictions.transform, decoder
 
@@ -72,6 +70,7 @@ class LossesAt:
     def __init__(self, loaded: LoadedModel) -> None:
         self.model = loaded.model
         self.parts = split_masked_lm(loaded.model)
+        self.bert_head = None if self.parts is None else _bert_head_parts(self.parts[1])
         self._buffers: dict[str, torch.Tensor] = {}
 
     @torch.inference_mode()
@@ -84,7 +83,7 @@ class LossesAt:
         chunks = [
             (start, hidden[start : start + HEAD_CHUNK]) for start in range(0, hidden.shape[0], HEAD_CHUNK)
         ]
-        bert_head = _bert_head_parts(head)
+        bert_head = self.bert_head
         if bert_head is None or not (exact_cpu_product(hidden) and exact_cpu_product(bert_head[1].weight)):
             return torch.cat(
                 [
@@ -101,7 +100,7 @@ class LossesAt:
         logits = self._buffer("logits", positions * vocabulary, part).view(positions, vocabulary)
         product = (decoder.bias, transform(part), decoder.weight.t())
         if positions >= MIN_ROWS:
-            stride = _aligned(positions)
+            stride = aligned(positions)
             columns = self._buffer("columns", stride * vocabulary, part).view(vocabulary, stride)
             columns = torch.addmm(*product, out=columns[:, :positions].t())
             for start in range(0, vocabulary, COPY_BLOCK):
@@ -115,13 +114,13 @@ class LossesAt:
         """The first ``elements`` of a flat buffer kept for the next chunks and batches."""
         buffer = self._buffers.get(name)
         if buffer is None or buffer.numel() < elements or buffer.device != like.device:
-            largest = _aligned(HEAD_CHUNK) * self.parts[1].predictions.decoder.out_features
+            largest = aligned(HEAD_CHUNK) * self.bert_head[1].out_features
             buffer = torch.empty(max(elements, largest), dtype=like.dtype, device=like.device)
             self._buffers[name] = buffer
         return buffer[:elements]
 
 
-def _aligned(positions: int) -> int:
+def aligned(positions: int) -> int:
     """``positions`` rounded up to a multiple of 16: a column-major product's leading dimension
     that keeps every column aligned to whole vectors (up to 1.5x faster than an unaligned one)."""
     return -(-positions // 16) * 16
