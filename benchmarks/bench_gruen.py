@@ -79,7 +79,7 @@ def _table_edit_distance(a: str, b: str) -> int:
     return previous[-1]
 
 
-def release_procedure(texts: list[str], models: dict[str, str]) -> list[float]:
+def release_procedure(texts: list[str], models: dict[str, str], device: str = "cpu") -> list[float]:
     """The release's steps: reload per call, one sentence at a time, CoLA padded to 128."""
     import difflib
 
@@ -89,24 +89,28 @@ def release_procedure(texts: list[str], models: dict[str, str]) -> list[float]:
 
     texts = [text_to_sentences(t) for t in texts]
     tok = AutoTokenizer.from_pretrained(models["lm_model"])
-    lm = AutoModelForMaskedLM.from_pretrained(models["lm_model"]).eval()
+    lm = AutoModelForMaskedLM.from_pretrained(models["lm_model"]).to(device).eval()
     lm_values = []
     with torch.no_grad():
         for sentences in texts:
             total = 0.0
             for s in sentences:
                 pieces = tok.tokenize(s)[:510]
-                ids = torch.tensor([[tok.cls_token_id, *tok.convert_tokens_to_ids(pieces), tok.sep_token_id]])
+                ids = torch.tensor(
+                    [[tok.cls_token_id, *tok.convert_tokens_to_ids(pieces), tok.sep_token_id]], device=device
+                )
                 total += math.exp(lm(input_ids=ids, labels=ids).loss.item())
             lm_values.append(total / len(sentences) if sentences else 0.0)
     cola_tok = AutoTokenizer.from_pretrained(models["cola_model"])
-    cola = AutoModelForSequenceClassification.from_pretrained(models["cola_model"]).eval()
+    cola = AutoModelForSequenceClassification.from_pretrained(models["cola_model"]).to(device).eval()
     cola_values = []
     with torch.no_grad():
         for sentences in texts:
             logits = [
                 cola(
-                    **cola_tok(s, truncation=True, max_length=128, padding="max_length", return_tensors="pt")
+                    **cola_tok(
+                        s, truncation=True, max_length=128, padding="max_length", return_tensors="pt"
+                    ).to(device)
                 )
                 .logits[0, 1]
                 .item()
@@ -138,7 +142,12 @@ def release_procedure(texts: list[str], models: dict[str, str]) -> list[float]:
 
 
 def metric_procedure(
-    texts: list[str], models: dict[str, str], lm_scoring: str, batch_size: int, precision: str = "fp32"
+    texts: list[str],
+    models: dict[str, str],
+    lm_scoring: str,
+    batch_size: int,
+    precision: str = "fp32",
+    device: str = "cpu",
 ) -> list[float]:
     import evaluate
 
@@ -148,7 +157,7 @@ def metric_procedure(
         predictions=texts,
         lm_scoring=lm_scoring,
         batch_size=batch_size,
-        device="cpu",
+        device=device,
         precision=precision,
         **models,
     )
@@ -158,18 +167,18 @@ def metric_procedure(
     ]
 
 
-def one_mask_at_a_time(texts: list[str], models: dict[str, str]) -> list[float]:
+def one_mask_at_a_time(texts: list[str], models: dict[str, str], device: str = "cpu") -> list[float]:
     """Pseudo-log-likelihood the slow way: one forward pass per masked token, full LM head."""
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     from story_quality.gruen.text import text_to_sentences
 
     tok = AutoTokenizer.from_pretrained(models["lm_model"])
-    lm = AutoModelForMaskedLM.from_pretrained(models["lm_model"]).eval()
+    lm = AutoModelForMaskedLM.from_pretrained(models["lm_model"]).to(device).eval()
     out = []
     with torch.no_grad():
         for sentence in [s for t in texts for s in text_to_sentences(t)]:
-            ids = tok(sentence, truncation=True, return_tensors="pt")["input_ids"][0]
+            ids = tok(sentence, truncation=True, return_tensors="pt")["input_ids"][0].to(device)
             nll = 0.0
             for position in range(1, len(ids) - 1):
                 masked = ids.clone()
@@ -181,13 +190,15 @@ def one_mask_at_a_time(texts: list[str], models: dict[str, str]) -> list[float]:
     return out
 
 
-def batched_pll(texts: list[str], models: dict[str, str], batch_size: int) -> list[float]:
+def batched_pll(
+    texts: list[str], models: dict[str, str], batch_size: int, device: str = "cpu"
+) -> list[float]:
     from story_quality.checkpoint_reference import CheckpointReference
     from story_quality.gruen.grammaticality import pll_nll_scores
     from story_quality.gruen.loading import load_model
     from story_quality.gruen.text import text_to_sentences
 
-    lm = load_model("lm", CheckpointReference.parse(models["lm_model"]), torch.device("cpu"))
+    lm = load_model("lm", CheckpointReference.parse(models["lm_model"]), torch.device(device))
     return pll_nll_scores(lm, [s for t in texts for s in text_to_sentences(t)], batch_size)
 
 
@@ -205,10 +216,12 @@ def import_libraries() -> float:
     return time.perf_counter() - started
 
 
-def _timed(name: str, args: tuple, with_peak: bool = False) -> dict:
+def _timed(name: str, args: tuple, with_peak: bool = False, device: str = "cpu") -> dict:
     """One procedure's time after its imports; ``with_peak``: with the better of the matmul peaks
-    measured in the same process just before and just after it."""
+    measured on ``device`` in the same process just before and just after it."""
     import_seconds = import_libraries()
+    if device != "cpu":
+        torch.zeros(1, device=device)  # the GPU's context, created outside the clock as the imports are
 
     def work() -> tuple[float, object]:
         started = time.perf_counter()
@@ -216,7 +229,7 @@ def _timed(name: str, args: tuple, with_peak: bool = False) -> dict:
         return time.perf_counter() - started, result
 
     if with_peak:
-        (seconds, result), peaks = peaks_beside(work, torch.device("cpu"))
+        (seconds, result), peaks = peaks_beside(work, torch.device(device))
         peak = peaks[torch.float32]
     else:
         (seconds, result), peak = work(), None
@@ -224,6 +237,7 @@ def _timed(name: str, args: tuple, with_peak: bool = False) -> dict:
         "seconds": seconds,
         "import_seconds": import_seconds,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_gpu_mib": torch.cuda.max_memory_allocated() / 2**20 if device != "cpu" else None,
         "matmul_peak_flops": peak,
         "result": result,
     }
@@ -237,19 +251,20 @@ def _counted_flops(name: str, args: tuple) -> int:
     return counter.get_total_flops()
 
 
-def run_isolated(name: str, *args, count_flops: bool = False, with_peak: bool = False):
-    """``_timed`` (or, with ``count_flops``, the FLOP count) of one procedure in a fresh process."""
+def run_isolated(name: str, *args, count_flops: bool = False, with_peak: bool = False, device: str = "cpu"):
+    """``_timed`` (or, with ``count_flops``, the FLOP count) of one procedure in a fresh process;
+    ``device`` is where the peak beside it is measured (the procedure's own ``device`` is in ``args``)."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         if count_flops:
             return pool.apply(_counted_flops, (name, args))
-        return pool.apply(_timed, (name, args, with_peak))
+        return pool.apply(_timed, (name, args, with_peak, device))
 
 
-def best_of_processes(name: str, *args, repeat: int = 2) -> dict:
+def best_of_processes(name: str, *args, repeat: int = 2, device: str = "cpu") -> dict:
     """``run_isolated`` ``repeat`` times, each in a fresh process with the matmul peak beside it: the
     fastest run (on a machine shared with other work, the least disturbed one, as
     ``benchmarks.machine.timed`` takes)."""
-    runs = [run_isolated(name, *args, with_peak=True) for _ in range(repeat)]
+    runs = [run_isolated(name, *args, with_peak=True, device=device) for _ in range(repeat)]
     return min(runs, key=lambda run: run["seconds"])
 
 
@@ -266,6 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pll-texts", type=int, default=10, help="texts for the PLL comparison")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--tokenizer", default=None, help="WordPiece tokenizer to give the random models")
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="where every procedure runs and the matmul peaks are measured: cpu (default) or cuda",
+    )
     parser.add_argument("--output", help="write the figures as JSON here")
     return parser
 
@@ -278,25 +298,27 @@ def main() -> None:
     texts = random.Random(0).sample(lines, args.texts)
     figures = {
         "machine": describe_machine(),
+        "device": args.device,
         "texts": args.texts,
         "batch_size": args.batch_size,
     }
     with tempfile.TemporaryDirectory() as root:
         models = build_models(Path(root), args.tokenizer or minilm_path())
-        release = run_isolated("release_procedure", texts, models)
-        ours = best_of_processes("metric_procedure", texts, models, "reference", args.batch_size)
-        slow_pll = run_isolated("one_mask_at_a_time", texts[: args.pll_texts], models)
-        fast_pll = best_of_processes("batched_pll", texts[: args.pll_texts], models, args.batch_size)
+        dev, pll = args.device, texts[: args.pll_texts]
+        release = run_isolated("release_procedure", texts, models, dev)
+        ours = best_of_processes(
+            "metric_procedure", texts, models, "reference", args.batch_size, "fp32", dev, device=dev
+        )
+        slow_pll = run_isolated("one_mask_at_a_time", pll, models, dev)
+        fast_pll = best_of_processes("batched_pll", pll, models, args.batch_size, dev, device=dev)
         ours_flops = run_isolated(
-            "metric_procedure", texts, models, "reference", args.batch_size, count_flops=True
+            "metric_procedure", texts, models, "reference", args.batch_size, "fp32", dev, count_flops=True
         )
-        pll_flops = run_isolated(
-            "batched_pll", texts[: args.pll_texts], models, args.batch_size, count_flops=True
-        )
+        pll_flops = run_isolated("batched_pll", pll, models, args.batch_size, dev, count_flops=True)
         bf16 = (
             None
-            if bf16_refusal(torch.device("cpu"))
-            else run_isolated("metric_procedure", texts, models, "reference", args.batch_size, "bf16")
+            if bf16_refusal(torch.device(dev))
+            else run_isolated("metric_procedure", texts, models, "reference", args.batch_size, "bf16", dev)
         )
     peak, pll_peak = ours["matmul_peak_flops"], fast_pll["matmul_peak_flops"]
     gap = max(abs(a - b) for a, b in zip(release["result"], ours["result"], strict=True))
@@ -315,6 +337,8 @@ def main() -> None:
         "one_mask_at_a_time_seconds": slow_pll["seconds"],
         "batched_pll_seconds": fast_pll["seconds"],
         "batched_pll_peak_rss_mib": fast_pll["peak_rss_mib"],
+        "metric_reference_peak_gpu_mib": ours["peak_gpu_mib"],
+        "batched_pll_peak_gpu_mib": fast_pll["peak_gpu_mib"],
         "pll_speedup": slow_pll["seconds"] / fast_pll["seconds"],
         "max_pll_difference": pll_gap,
         "reference_matmul_peak_gflops": peak / 1e9,
@@ -329,7 +353,7 @@ def main() -> None:
         "pll_share_of_ceiling": pll_flops / pll_peak / fast_pll["seconds"],
     }
     if bf16 is not None:  # bf16 autocast where the CPU multiplies bf16 natively
-        bf16_peak = matmul_peak_flops(torch.device("cpu"), torch.bfloat16)
+        bf16_peak = matmul_peak_flops(torch.device(args.device), torch.bfloat16)
         moved = [abs(a - b) for a, b in zip(bf16["result"], ours["result"], strict=True)]
         figures |= {
             "bf16_matmul_peak_gflops": bf16_peak / 1e9,

@@ -3,7 +3,6 @@ set -u
 : "${KEEP:?run it through lease.sh, which names the folder kept between calls}"
 python3 -c 'import story_quality.metrics.union' 2>/dev/null || bash experiments/gpu_lease/fallback.sh
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-mkdir -p $KEEP/data && tar xJf $KEEP/c3/shared.tar.xz -C $KEEP/data
 export STORY_QUALITY_DATA=$KEEP/data/shared PYTHONPATH=$KEEP/data/site
 timeout 90 python3 -m benchmarks.bench_union_speed --device ${DEV:-cuda} --stories ${STORIES:-10000} --skip-pipeline 2>&1 | grep -v "Loading weights" | tee $OUT/speed-bert-base.txt
 timeout 90 python3 -m benchmarks.bench_union_speed --device ${DEV:-cuda} --stories ${STORIES:-10000} --skip-pipeline --checkpoint default 2>&1 | grep -v "Loading weights" | tee $OUT/speed-default.txt
