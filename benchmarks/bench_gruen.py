@@ -27,7 +27,11 @@ and each procedure's share of its ceiling is that floor over its time. Where the
 bf16 natively (AMX or AVX-512 BF16), ``reference`` mode also runs with ``precision="bf16"``: its
 share of the bf16 matmul peak and how far its scores move from fp32's.
 
+With ``--device cuda`` every procedure (the release re-creation too) runs on the GPU and the peaks
+are that GPU's; where the GPU computes bf16, ``reference`` mode also runs with ``precision="bf16"``.
+
     python -m benchmarks.bench_gruen --stories /path/to/stories.txt --texts 200
+    python -m benchmarks.bench_gruen --device cuda --texts 200 --pll-texts 10 --batch-size 64
 """
 
 from __future__ import annotations

@@ -62,7 +62,11 @@ def save_cola(directory: pathlib.Path, seed: int = 1) -> pathlib.Path:
     torch.manual_seed(seed)
     tok = tokenizer(lowercase=False, model_max_length=MAX_LENGTH)
     config = bert_config(
-        len(tok), num_labels=2, id2label={0: "unacceptable", 1: "acceptable"}, initializer_range=0.5
+        len(tok),
+        num_labels=2,
+        id2label={0: "unacceptable", 1: "acceptable"},
+        initializer_range=0.5,
+        max_position_embeddings=MAX_LENGTH,
     )
     model = BertForSequenceClassification(config).eval()
     with torch.no_grad():
