@@ -224,8 +224,10 @@ def _timed(name: str, args: tuple, with_peak: bool = False, device: str = "cpu")
     """One procedure's time after its imports; ``with_peak``: with the better of the matmul peaks
     measured on ``device`` in the same process just before and just after it."""
     import_seconds = import_libraries()
-    if device != "cpu":
-        torch.zeros(1, device=device)  # the GPU's context, created outside the clock as the imports are
+    # The device's context and its matmul library, started outside the clock as the imports are: the
+    # runs measured with_peak start them in the peak measurement, so every procedure starts the same.
+    warm = torch.ones(64, 64, device=device)
+    warm @ warm
 
     def work() -> tuple[float, object]:
         started = time.perf_counter()
