@@ -19,6 +19,7 @@ more than 0.8 x the shorter word count of ``a``'s words (repeats counted) occur 
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Sequence
 
 PENALTY_PER_FLAG = -0.1
@@ -69,6 +70,36 @@ def longest_common_run(a: Sequence, b: Sequence) -> int:
     return difflib.SequenceMatcher(None, a, b).find_longest_match(0, len(a), 0, len(b)).size
 
 
+def _holds_run(sequence: str | Sequence[str], run: str | Sequence[str]) -> bool:
+    """Whether ``run`` occurs contiguously in ``sequence``: characters of a string, or words (no
+    whitespace inside a word, as ``str.split`` gives them)."""
+    if isinstance(sequence, str):
+        return run in sequence
+    return f" {' '.join(run)} " in f" {' '.join(sequence)} "
+
+
+def shares_long_run(a: str | Sequence[str], b: str | Sequence[str]) -> bool:
+    """Whether :func:`longest_common_run` of ``a`` and ``b`` is longer than ``SHARED_FRACTION`` x the
+    shorter length: the same answer, but ``difflib`` runs only when a substring search leaves it open.
+
+    A common run of ``need`` items lies within the shorter sequence, and every run of ``need`` items
+    of a sequence of length ``m`` holds its middle ``[m - need, need)`` (``need`` > m / 2). When the
+    other sequence lacks that middle, no common run is that long, ``difflib``'s (never longer than
+    the true longest) included.
+
+    >>> shares_long_run("The cat sat on the mat.", "The cat sat on the mat!"), shares_long_run("abcdef", "xyz")
+    (True, False)
+    """
+    shorter = min(len(a), len(b))
+    need = math.floor(SHARED_FRACTION * shorter) + 1  # the shortest length above the fraction
+    if need > shorter:
+        return False
+    short, other = (a, b) if len(a) <= len(b) else (b, a)
+    if not _holds_run(other, short[shorter - need : need]):
+        return False
+    return longest_common_run(a, b) > SHARED_FRACTION * shorter
+
+
 def redundancy_flags(a: str, b: str) -> int:
     """How many of the release's redundancy rules the sentence pair ``(a, b)`` triggers (0 to 4)."""
     a, b = a.strip(), b.strip()
@@ -77,11 +108,11 @@ def redundancy_flags(a: str, b: str) -> int:
     a_words, b_words = a.split(), b.split()
     if max(len(a_words), len(b_words)) < MIN_WORDS:
         return 0
-    shorter_chars, shorter_words = min(len(a), len(b)), min(len(a_words), len(b_words))
+    shorter_words = min(len(a_words), len(b_words))
     b_vocabulary = set(b_words)
     return (
-        int(longest_common_run(a, b) > SHARED_FRACTION * shorter_chars)
-        + int(longest_common_run(a_words, b_words) > SHARED_FRACTION * shorter_words)
+        int(shares_long_run(a, b))
+        + int(shares_long_run(a_words, b_words))
         + int(edit_distance(a, b) < EDIT_FRACTION * max(len(a), len(b)))
         + int(sum(word in b_vocabulary for word in a_words) > SHARED_FRACTION * shorter_words)
     )
