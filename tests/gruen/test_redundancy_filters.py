@@ -1,5 +1,6 @@
-"""shares_long_run gives difflib's answer on the release's rule, though difflib runs only on pairs a
-substring search cannot settle."""
+"""The redundancy rules' shortcuts give the plain rules' answers: shares_long_run difflib's, though
+difflib runs only on pairs a substring search cannot settle; edit_distance_below the distance's,
+though the distance is computed only where its lower bounds leave the answer open."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ import random
 import pytest
 
 from story_quality.gruen import redundancy
-from story_quality.gruen.redundancy import SHARED_FRACTION, longest_common_run, shares_long_run
+from story_quality.gruen.redundancy import (
+    EDIT_FRACTION,
+    SHARED_FRACTION,
+    edit_distance,
+    edit_distance_below,
+    longest_common_run,
+    shares_long_run,
+)
 
 WORDS = "the a cat dog sat ran on to mat home store he she went was happy sad and then big".split()
 
@@ -81,3 +89,27 @@ def test_characters_and_words_give_difflibs_answer(monkeypatch):
 def test_edges_give_difflibs_answer(a, b):
     assert shares_long_run(a, b) == _plain_rule(a, b)
     assert shares_long_run(a.split(), b.split()) == _plain_rule(a.split(), b.split())
+
+
+def test_edit_distance_below_gives_the_distances_answer(monkeypatch):
+    computed = []
+    original = redundancy.edit_distance
+    monkeypatch.setattr(redundancy, "edit_distance", lambda a, b: computed.append(1) or original(a, b))
+    answers = []
+    for a, b in _pairs():
+        distance = original(a, b)
+        longer = max(len(a), len(b))
+        # the rule's limit, and limits on both sides of the distance, whole and fractional
+        for limit in {EDIT_FRACTION * longer, distance, distance + 0.5, distance + 1, max(0, distance - 1)}:
+            answers.append(edit_distance_below(a, b, limit))
+            assert answers[-1] == (distance < limit), (a, b, limit)
+    assert 0 < sum(answers) < len(answers)
+    assert 0 < len(computed) < len(answers)  # the bounds settle some answers, not all
+
+
+@pytest.mark.parametrize(
+    "a, b, limit",
+    [("", "", 0), ("", "", 1), ("", "abc", 3), ("", "abc", 3.5), ("abc", "cab", 2), ("abc", "cab", 2.5)],
+)
+def test_edit_distance_below_at_the_edges(a, b, limit):
+    assert edit_distance_below(a, b, limit) == (edit_distance(a, b) < limit)
