@@ -23,31 +23,18 @@ from story_quality.gruen import redundancy
 from story_quality.gruen.text import text_to_sentences
 
 
-def plain_flags(a: str, b: str) -> int:
-    """The release's four rules, each computed in full."""
-    a, b = a.strip(), b.strip()
-    if a in b or b in a:
-        return redundancy.CONTAINED_FLAGS
-    a_words, b_words = a.split(), b.split()
-    if max(len(a_words), len(b_words)) < redundancy.MIN_WORDS:
-        return 0
-    shorter_chars, shorter_words = min(len(a), len(b)), min(len(a_words), len(b_words))
-    shared = redundancy.SHARED_FRACTION
-    return (
-        int(redundancy.longest_common_run(a, b) > shared * shorter_chars)
-        + int(redundancy.longest_common_run(a_words, b_words) > shared * shorter_words)
-        + int(redundancy.edit_distance(a, b) < redundancy.EDIT_FRACTION * max(len(a), len(b)))
-        + int(sum(word in set(b_words) for word in a_words) > shared * shorter_words)
-    )
-
-
 def plain_score(sentences: Sequence[str]) -> float:
-    flags = sum(
-        plain_flags(sentences[i], sentences[j])
-        for i in range(len(sentences))
-        for j in range(i + 1, len(sentences))
+    """``redundancy_score`` with both shortcuts replaced by their plain rules: ``difflib`` and the full
+    edit distance on every pair."""
+    shortcuts = redundancy.shares_long_run, redundancy.edit_distance_below
+    redundancy.shares_long_run = lambda a, b: (
+        redundancy.longest_common_run(a, b) > redundancy.SHARED_FRACTION * min(len(a), len(b))
     )
-    return redundancy.PENALTY_PER_FLAG * flags + 0.0
+    redundancy.edit_distance_below = lambda a, b, limit: redundancy.edit_distance(a, b) < limit
+    try:
+        return redundancy.redundancy_score(sentences)
+    finally:
+        redundancy.shares_long_run, redundancy.edit_distance_below = shortcuts
 
 
 def _seconds(score: Callable[[Sequence[str]], float], texts: list[list[str]]) -> float:

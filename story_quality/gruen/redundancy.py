@@ -68,8 +68,7 @@ def edit_distance(a: str, b: str) -> int:
 def edit_distance_below(a: str, b: str, limit: float) -> bool:
     """Whether :func:`edit_distance` of ``a`` and ``b`` is below ``limit``: the same answer, but the
     distance is computed only when the difference in length, a lower bound (each edit changes the
-    length by at most one), leaves it open. (The larger surplus of characters, a second bound, cost
-    more to count than it saved.)
+    length by at most one), leaves it open.
 
     >>> edit_distance_below("kitten", "sitting", 4), edit_distance_below("kitten", "sitting", 3)
     (True, False)

@@ -1,6 +1,6 @@
 """The redundancy rules' shortcuts give the plain rules' answers: shares_long_run difflib's, though
 difflib runs only on pairs a substring search cannot settle; edit_distance_below the distance's,
-though the distance is computed only where its lower bounds leave the answer open."""
+though the distance is computed only where the difference in length leaves the answer open."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def test_edit_distance_below_gives_the_distances_answer(monkeypatch):
             answers.append(edit_distance_below(a, b, limit))
             assert answers[-1] == (distance < limit), (a, b, limit)
     assert 0 < sum(answers) < len(answers)
-    assert 0 < len(computed) < len(answers)  # the bounds settle some answers, not all
+    assert 0 < len(computed) < len(answers)  # the bound settles some answers, not all
 
 
 @pytest.mark.parametrize(
