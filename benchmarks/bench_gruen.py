@@ -49,28 +49,10 @@ from pathlib import Path
 import torch
 
 from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path, peaks_beside  # noqa: E402
-from benchmarks.shared_data import shared_data_dir  # noqa: E402
+from benchmarks.random_models import gruen_models  # noqa: E402
+from benchmarks.shared_data import ROC_REFERENCE_STORIES  # noqa: E402
 from story_quality import metric_path  # noqa: E402
 from story_quality.precision import bf16_refusal  # noqa: E402
-
-SHARED_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
-
-
-def build_models(root: Path, tokenizer_source: str) -> dict[str, str]:
-    """BERT-base-sized masked LM and CoLA classifier with random weights (safetensors)."""
-    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    tok = AutoTokenizer.from_pretrained(tokenizer_source)
-    config = BertConfig(vocab_size=len(tok))  # bert-base: 12 layers, 768 hidden, 512 positions
-    paths = {"lm_model": root / "lm", "cola_model": root / "cola"}
-    BertForMaskedLM(config).eval().save_pretrained(paths["lm_model"])
-    BertForSequenceClassification(BertConfig(vocab_size=len(tok), num_labels=2)).eval().save_pretrained(
-        paths["cola_model"]
-    )
-    for path in paths.values():
-        tok.save_pretrained(path)
-    return {key: str(value) for key, value in paths.items()}
 
 
 def _table_edit_distance(a: str, b: str) -> int:
@@ -280,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--stories",
-        default=str(SHARED_STORIES),
+        default=str(ROC_REFERENCE_STORIES),
         help="text file, one multi-sentence text per line (default: the ROC test stories beside the repo)",
     )
     parser.add_argument("--texts", type=int, default=200, help="texts to score (reference mode)")
@@ -309,7 +291,7 @@ def main() -> None:
         "batch_size": args.batch_size,
     }
     with tempfile.TemporaryDirectory() as root:
-        models = build_models(Path(root), args.tokenizer or minilm_path())
+        models = gruen_models(Path(root), args.tokenizer or minilm_path())
         dev, pll = args.device, texts[: args.pll_texts]
         release = run_isolated("release_procedure", texts, models, dev)
         ours = best_of_processes(

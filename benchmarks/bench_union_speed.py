@@ -45,14 +45,13 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 from benchmarks.machine import describe_machine, minilm_path, peaks_beside, timed  # noqa: E402
-from benchmarks.shared_data import shared_data_dir  # noqa: E402
+from benchmarks.shared_data import ROC_REFERENCE_STORIES  # noqa: E402
 from story_quality import metric_path  # noqa: E402
+from story_quality.bert_classifier_fast_path import supports_fast_path  # noqa: E402
 from story_quality.precision import PRECISIONS, bf16_refusal  # noqa: E402
-from story_quality.union.bert_classifier_fast_path import supports_fast_path  # noqa: E402
 from story_quality.union.checkpoints import SHIPPED_DEFAULT, shipped_default_dir  # noqa: E402
 from story_quality.union.text import CONFIG_KEY, ROC_STORIES  # noqa: E402
 
-SHARED_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 METRIC = metric_path("union")
 WINDOW = 200
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -60,8 +59,8 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 def load_stories(n: int, seed: int = 0) -> list[str]:
     """ROC test stories when the shared data is beside the repo, else ROC-shaped synthetic ones."""
-    if SHARED_STORIES.exists():
-        stories = [line.strip() for line in SHARED_STORIES.read_text().splitlines() if line.strip()]
+    if ROC_REFERENCE_STORIES.exists():
+        stories = [line.strip() for line in ROC_REFERENCE_STORIES.read_text().splitlines() if line.strip()]
     else:
         rng = random.Random(seed)
         words = "the a he she went to store home friend dog day was very happy sad decided bought".split()

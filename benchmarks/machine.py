@@ -18,10 +18,28 @@ T = TypeVar("T")
 
 
 def describe_machine() -> str:
-    """CPU model, cores, torch threads, GPU: the facts a reader needs to compare figures."""
-    cpu = cpu_name()
+    """CPU model and kind, cores, torch threads, GPU: the facts a reader needs to compare figures."""
+    cpu = f"{cpu_name()} ({cpu_kind()})"
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     return f"{cpu}; {os.cpu_count()} cores; torch {torch.__version__} with {torch.get_num_threads()} threads; {gpu}"
+
+
+def cpu_kind() -> str:
+    """What tells two CPUs of one model name apart here: family and model numbers, and the vector
+    units torch's kernels use (a 2-core "AMD EPYC" has been an AVX2 part and two AVX-512 ones)."""
+    numbers = []
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                if key.strip() in ("cpu family", "model") and len(numbers) < 2:
+                    numbers.append(f"{key.strip()} {value.strip()}")
+    except OSError:
+        pass
+    units = [torch.backends.cpu.get_cpu_capability()]
+    natively_bf16 = (("AVX-512 BF16", "_is_avx512_bf16_supported"), ("AMX", "_is_amx_tile_supported"))
+    units += [name for name, check in natively_bf16 if getattr(torch.cpu, check, lambda: False)()]
+    return ", ".join(numbers + units)
 
 
 def timed(fn: Callable[[], object], repeat: int = 1) -> float:

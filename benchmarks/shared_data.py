@@ -19,6 +19,10 @@ def shared_data_dir() -> pathlib.Path:
     return pathlib.Path(os.environ.get(ENV_VAR) or REPO.parent / "shared" / "data")
 
 
+# UNION's ROC test stories, one a line: the texts the speed benchmarks score.
+ROC_REFERENCE_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
+
+
 def shared_data(*parts: str) -> pathlib.Path:
     """A path inside the data folder, with an error naming the setting when it is missing."""
     path = shared_data_dir().joinpath(*parts)

@@ -29,6 +29,7 @@ from story_quality.batching import length_sorted_batches, pad_batch, progress
 from story_quality.exact_products import MIN_ROWS, exact_cpu_product
 from story_quality.gruen.loading import LoadedModel
 from story_quality.gruen.tokenization import encode_single
+from story_quality.packed_bert import last_hidden_rows
 
 COLA_MAX_LENGTH = 128
 HEAD_CHUNK = 1024  # positions per LM-head call: bounds the (positions x vocabulary) logits in memory
@@ -69,6 +70,7 @@ class LossesAt:
 
     def __init__(self, loaded: LoadedModel) -> None:
         self.model = loaded.model
+        self.bert_layers = loaded.bert_layers
         self.parts = split_masked_lm(loaded.model)
         self.bert_head = None if self.parts is None else _bert_head_parts(self.parts[1])
         self._buffers: dict[str, torch.Tensor] = {}
@@ -79,7 +81,7 @@ class LossesAt:
             logits = self.model(input_ids=input_ids, attention_mask=mask).logits[rows, cols]
             return F.cross_entropy(logits.float(), targets, reduction="none")
         encoder, head = self.parts
-        hidden = encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state[rows, cols]
+        hidden = self._hidden_at(encoder, input_ids, mask, rows, cols)
         chunks = [
             (start, hidden[start : start + HEAD_CHUNK]) for start in range(0, hidden.shape[0], HEAD_CHUNK)
         ]
@@ -92,6 +94,17 @@ class LossesAt:
                 ]
             )
         return torch.cat([self._bert_losses(*bert_head, h, targets[s : s + len(h)]) for s, h in chunks])
+
+    def _hidden_at(self, encoder, input_ids, mask, rows, cols) -> torch.Tensor:
+        """The encoder's last states at the positions: a plain BERT's through its packed layers
+        (:mod:`story_quality.packed_bert`), any other encoder through its own forward."""
+        if self.bert_layers is None:
+            return encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state[rows, cols]
+        real = mask.bool()
+        states = last_hidden_rows(self.bert_layers, input_ids, real)  # [real tokens, d], row after row
+        index = torch.full(real.shape, -1, dtype=torch.long, device=real.device)
+        index[real] = torch.arange(len(states), device=real.device)
+        return states.index_select(0, index[rows, cols])
 
     def _bert_losses(
         self, transform: torch.nn.Module, decoder: torch.nn.Linear, part: torch.Tensor, targets: torch.Tensor
@@ -183,8 +196,13 @@ def cola_scores(loaded: LoadedModel, sentences: Sequence[str], batch_size: int) 
     """Raw class-1 ("acceptable") logit of each sentence, as released (not a probability)."""
     ids, _ = encode_single(loaded, sentences, max_length=COLA_MAX_LENGTH, what="CoLA classifier")
     scores = [0.0] * len(sentences)
+    fast = loaded.classifier_fast_path  # a plain BERT classifier: fused, packed, [CLS]-only last layer
     for batch, input_ids, mask in _padded_batches(loaded, ids, batch_size, "GRUEN CoLA"):
-        logits = loaded.model(input_ids=input_ids, attention_mask=mask).logits[:, 1].float().tolist()
+        if fast is not None:
+            logits = fast(input_ids, mask)
+        else:
+            logits = loaded.model(input_ids=input_ids, attention_mask=mask).logits
+        logits = logits[:, 1].float().tolist()
         for index, logit in zip(batch, logits, strict=True):
             scores[index] = logit
     return scores

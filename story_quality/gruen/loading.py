@@ -4,6 +4,7 @@ and keeping them on the metric instance so repeated ``compute`` calls never relo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import pathlib
 
 import torch
@@ -17,11 +18,13 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from story_quality.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
 from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.devices import non_finite_tensor
 from story_quality.hub_reach import hub_lookup_options
 from story_quality.model_window import model_window
+from story_quality.packed_bert import BertLayers, supports_bert_layers
 
 MODEL_CLASSES = {
     "lm": AutoModelForMaskedLM,
@@ -40,6 +43,18 @@ class LoadedModel:
     tokenizer: PreTrainedTokenizerBase
     model: PreTrainedModel
     window: int  # longest input, special tokens included, the model accepts
+
+    @functools.cached_property
+    def bert_layers(self) -> BertLayers | None:
+        """The encoder's layers with fused projections, packed on a CPU, where it is a plain BERT
+        (a masked LM's): built once per loaded model."""
+        encoder = getattr(self.model, "base_model", None)
+        return BertLayers(encoder) if supports_bert_layers(encoder) else None
+
+    @functools.cached_property
+    def classifier_fast_path(self) -> BertClassifierFastPath | None:
+        """The exact lean forward of a plain BERT classifier (the CoLA model's), built once."""
+        return BertClassifierFastPath(self.model) if supports_fast_path(self.model) else None
 
 
 def load_model(role: str, checkpoint: CheckpointReference, device: torch.device) -> LoadedModel:

@@ -24,12 +24,12 @@ import torch
 
 from story_quality import precision as arithmetic
 from story_quality.batching import progress
+from story_quality.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.model_window import model_window
 from story_quality.options import check_window
 from story_quality.signature import Signature, normalization_label
 from story_quality.texts import check_texts, warn_unread_texts
-from story_quality.union.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
 from story_quality.union.checkpoints import SHIPPED_DEFAULT, is_config_name, resolve_checkpoint
 from story_quality.union.encoding import Encoded, encode
 from story_quality.union.human_scale import RESCALES, HumanScale, human_scale_for_call

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+import transformers
 from gruen_models import save_all, wmd_by_linear_programming
 from transformers import (
     AutoModelForMaskedLM,
@@ -17,13 +18,16 @@ from transformers import (
     AutoTokenizer,
 )
 
+from story_quality import packed_bert
+from story_quality.bert_classifier_fast_path import BertClassifierFastPath
 from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.gruen import focus
 from story_quality.gruen import text as gruen_text
 from story_quality.gruen.coherence import coherence_scores, split_pair
 from story_quality.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
-from story_quality.gruen.loading import load_model
+from story_quality.gruen.loading import LoadedModel, load_model
 from story_quality.gruen.redundancy import edit_distance, redundancy_flags, redundancy_score
+from story_quality.packed_bert import BertLayers
 
 SENTENCES = [
     "The dog went home.",
@@ -81,6 +85,56 @@ def test_cola_term_is_the_raw_class_one_logit(models):
     with torch.no_grad():
         slow = [model(**tok(s, return_tensors="pt")).logits[0, 1].item() for s in SENTENCES]
     assert cola_scores(models["cola"], SENTENCES, 2) == pytest.approx(slow, abs=1e-5)
+
+
+# Enough word pieces for one batch to run packed (packed_bert.PACK_MIN_TOKENS).
+PACKED_SENTENCES = SENTENCES + SENTENCES[::-1]
+
+
+@pytest.fixture
+def packed_batches(monkeypatch) -> list[int]:
+    """The real-token count of every batch the packed BERT layers run."""
+    seen: list[int] = []
+    packed = BertLayers.packed
+
+    def recording(self, hidden, batch, keep, count):
+        seen.append(hidden.shape[0])
+        return packed(self, hidden, batch, keep, count)
+
+    monkeypatch.setattr(BertLayers, "packed", recording)
+    return seen
+
+
+def test_bert_models_run_through_the_packed_layers(models, packed_batches):
+    """The BERT masked LM and CoLA classifier read their encoders packed, with their own values."""
+    assert isinstance(models["lm"].bert_layers, BertLayers)
+    assert models["lm"].bert_layers is models["lm"].bert_layers  # built once per loaded model
+    assert isinstance(models["cola"].classifier_fast_path, BertClassifierFastPath)
+    path = models["paths"]["lm_model"]
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModelForMaskedLM.from_pretrained(path).eval()
+    with torch.no_grad():
+        slow = []
+        for sentence in PACKED_SENTENCES:
+            ids = tok(sentence, return_tensors="pt")["input_ids"]
+            slow.append(math.exp(model(input_ids=ids, labels=ids).loss.item()))
+    assert reference_lm_scores(models["lm"], PACKED_SENTENCES, 32) == pytest.approx(slow, rel=1e-5)
+    path = models["paths"]["cola_model"]
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModelForSequenceClassification.from_pretrained(path)
+    with torch.no_grad():
+        slow = [model.eval()(**tok(s, return_tensors="pt")).logits[0, 1].item() for s in PACKED_SENTENCES]
+    assert cola_scores(models["cola"], PACKED_SENTENCES, 32) == pytest.approx(slow, abs=1e-5)
+    assert len(packed_batches) == 2 and min(packed_batches) >= packed_bert.PACK_MIN_TOKENS
+
+
+def test_other_encoders_use_their_own_forward():
+    config = transformers.RobertaConfig(
+        vocab_size=60, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+        max_position_embeddings=40, pad_token_id=0,
+    )  # fmt: skip
+    lm = LoadedModel(tokenizer=None, model=transformers.RobertaForMaskedLM(config).eval(), window=38)
+    classifier = transformers.RobertaForSequenceClassification(config).eval()
+    assert lm.bert_layers is None
+    assert LoadedModel(tokenizer=None, model=classifier, window=38).classifier_fast_path is None
 
 
 def test_coherence_is_minus_the_mean_sop_loss_over_split_points(models):

@@ -39,9 +39,11 @@ def masked_lm(kind: str) -> torch.nn.Module:
 
 
 def expected_losses(model, input_ids, mask, rows, cols, targets, chunk: int) -> torch.Tensor:
-    """What the head computed before the buffer: ``F.cross_entropy(head(h))`` chunk by chunk."""
+    """What the head computed before the buffer: ``F.cross_entropy(head(h))`` chunk by chunk, on the
+    encoder states ``LossesAt`` reads (a BERT's through its packed layers: tests/library/test_packed_bert.py)."""
     encoder, head = grammaticality.split_masked_lm(model)
-    hidden = encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state[rows, cols]
+    losses_at = LossesAt(LoadedModel(tokenizer=None, model=model, window=40))
+    hidden = losses_at._hidden_at(encoder, input_ids, mask, rows, cols)
     pieces = [
         F.cross_entropy(head(hidden[s : s + chunk]), targets[s : s + chunk], reduction="none")
         for s in range(0, len(hidden), chunk)

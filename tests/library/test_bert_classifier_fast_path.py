@@ -8,12 +8,12 @@ import transformers
 from tiny_models import bert_config
 
 from story_quality.batching import pad_batch
-from story_quality.union.bert_classifier_fast_path import (
+from story_quality.bert_classifier_fast_path import (
     PACK_MIN_TOKENS,
     BertClassifierFastPath,
-    _packs,
     supports_fast_path,
 )
+from story_quality.packed_bert import packs
 
 
 @pytest.fixture
@@ -81,11 +81,11 @@ def test_only_cpu_batches_of_enough_tokens_pack():
     do GPUs and autocast."""
     enough = pad_batch(story_rows([PACK_MIN_TOKENS - 10, 10]), 0, torch.device("cpu"))[1]
     short = pad_batch(story_rows([PACK_MIN_TOKENS - 11, 10]), 0, torch.device("cpu"))[1]
-    assert _packs(enough)
-    assert not _packs(short)
+    assert packs(enough)
+    assert not packs(short)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        assert not _packs(enough)
-    assert not _packs(enough.to("meta"))
+        assert not packs(enough)
+    assert not packs(enough.to("meta"))
 
 
 def test_packed_buffers_are_reused_across_layers(model, monkeypatch):

@@ -1,0 +1,71 @@
+"""BERT's packed encoder layers: bit for bit the padded layers, and the model's forward to rounding."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import transformers
+from tiny_models import bert_config
+
+from story_quality import packed_bert
+from story_quality.batching import pad_batch
+from story_quality.packed_bert import BertLayers, last_hidden_rows, supports_bert_layers
+
+
+def token_rows(lengths: list[int]) -> list[list[int]]:
+    """Token rows of these lengths ([CLS] ... [SEP]), word ids varying with the row."""
+    return [[2] + [4 + (row * 7 + i) % 40 for i in range(n - 2)] + [3] for row, n in enumerate(lengths)]
+
+
+def encoder(hidden_act: str = "gelu") -> transformers.BertModel:
+    torch.manual_seed(4)
+    config = bert_config(vocab_size=50, seed_layers=3, initializer_range=0.5, hidden_act=hidden_act)
+    return transformers.BertModel(config, add_pooling_layer=False).eval()
+
+
+@pytest.mark.parametrize("lengths", [[31, 25, 17, 12, 9, 5, 3, 2], [20, 20, 20, 20], [64], [40, 24]])
+@pytest.mark.parametrize("hidden_act", ["gelu", "relu"])
+def test_packed_layers_equal_the_padded_layers_bit_for_bit(lengths, hidden_act):
+    layers = BertLayers(encoder(hidden_act))
+    input_ids, mask = pad_batch(token_rows(lengths), 0, torch.device("cpu"))
+    real = mask.bool()
+    keep = real[:, None, None, :]
+    with torch.inference_mode():
+        embedded = layers.bert.embeddings(input_ids=input_ids)
+        padded = layers.padded(embedded, keep, 3)[real]
+        batch = layers.packed_batch(real, embedded.dtype)
+        packed = layers.packed(batch.pack(embedded), batch, keep, 3)
+        chosen = last_hidden_rows(layers, input_ids, mask)
+    assert torch.equal(packed, padded)
+    assert torch.equal(chosen, packed)
+    assert not torch.equal(packed[0], packed[1]), "rows must differ for the check to mean something"
+
+
+@pytest.mark.parametrize("lengths", [[31, 25, 17, 12, 9, 5, 3, 2], [5, 3]])
+def test_last_hidden_rows_equal_the_model_forward(lengths):
+    """Packed (104 real tokens) or padded (8, under the packing threshold), the states are the
+    model's own, row after row in the order of the mask's real tokens."""
+    model = encoder()
+    input_ids, mask = pad_batch(token_rows(lengths), 0, torch.device("cpu"))
+    with torch.inference_mode():
+        expected = model(input_ids=input_ids, attention_mask=mask).last_hidden_state[mask.bool()]
+        got = last_hidden_rows(BertLayers(model), input_ids, mask)
+    assert packed_bert.packs(mask.bool()) == (sum(lengths) >= packed_bert.PACK_MIN_TOKENS)
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"position_embedding_type": "relative_key"},
+        {"is_decoder": True},
+        {"is_decoder": True, "add_cross_attention": True},
+    ],
+)
+def test_only_plain_bert_encoders_take_the_layers(changed):
+    assert supports_bert_layers(encoder())
+    other = transformers.BertModel(bert_config(vocab_size=50, **changed))
+    assert not supports_bert_layers(other)
+    assert not supports_bert_layers(torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="not a plain BERT encoder"):
+        BertLayers(other)
