@@ -95,7 +95,14 @@ class LossesAt:
             )
         return torch.cat([self._bert_losses(*bert_head, h, targets[s : s + len(h)]) for s, h in chunks])
 
-    def _hidden_at(self, encoder, input_ids, mask, rows, cols) -> torch.Tensor:
+    def _hidden_at(
+        self,
+        encoder: torch.nn.Module,
+        input_ids: torch.Tensor,
+        mask: torch.Tensor,
+        rows: torch.Tensor,
+        cols: torch.Tensor,
+    ) -> torch.Tensor:
         """The encoder's last states at the positions: a plain BERT's through its packed layers
         (:mod:`story_quality.packed_bert`), any other encoder through its own forward."""
         if self.bert_layers is None:
