@@ -25,8 +25,8 @@ def describe_machine() -> str:
 
 
 def cpu_kind() -> str:
-    """What tells two CPUs of one model name apart here: family and model numbers, and the vector
-    units torch's kernels use (a 2-core "AMD EPYC" has been an AVX2 part and two AVX-512 ones)."""
+    """What tells two CPUs of one model name apart: family and model numbers, and the vector units
+    torch's kernels use (AVX2 or AVX-512) and those that multiply bf16 natively."""
     numbers = []
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:

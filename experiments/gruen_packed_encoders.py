@@ -21,6 +21,7 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import evaluate
@@ -28,7 +29,7 @@ import torch
 
 from benchmarks.machine import describe_machine, minilm_path
 from benchmarks.random_models import gruen_models
-from benchmarks.shared_data import ROC_REFERENCE_STORIES
+from benchmarks.shared_data import shared_data
 from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.gruen.grammaticality import cola_scores, reference_lm_scores
 from story_quality.gruen.loading import LoadedModel, load_model
@@ -36,7 +37,7 @@ from story_quality.gruen.text import text_to_sentences
 
 
 def sentences_of(count: int) -> list[str]:
-    stories = ROC_REFERENCE_STORIES.read_text(encoding="utf-8").splitlines()
+    stories = shared_data("union-roc", "reference.txt").read_text(encoding="utf-8").splitlines()
     sentences = [s for story in stories for s in text_to_sentences(story)]
     return sentences[:count]
 
@@ -48,9 +49,13 @@ def plain(loaded: LoadedModel) -> LoadedModel:
     return copy
 
 
+Pass = Callable[[LoadedModel, Sequence[str], int], list[float]]
+
+
 def race(
-    name: str, fn, old: LoadedModel, new: LoadedModel, sentences: list[str], batch: int, rounds: int
+    name: str, fn: Pass, old: LoadedModel, new: LoadedModel, sentences: list[str], batch: int, rounds: int
 ) -> None:
+    """Time ``fn`` with the model's own forward (``old``) and through the fast paths (``new``)."""
     times: dict[str, list[float]] = {"old": [], "new": []}
     values: dict[str, list[float]] = {}
     for turn in range(rounds):

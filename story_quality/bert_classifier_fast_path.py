@@ -52,7 +52,7 @@ class BertClassifierFastPath:
         real = attention_mask.bool()
         keep = real[:, None, None, :]  # [B, 1, 1, T]: True where a key may be attended
         if packed is None:
-            packed = packs(real)
+            packed = packs(real, hidden.dtype)
         if packed:
             kv, cls = self._packed_layers(hidden, real, keep)
         else:
@@ -99,5 +99,5 @@ class BertClassifierFastPath:
         cls = torch.empty_strided(
             (batch, 1, width), (length * width, width, 1), dtype=hidden.dtype, device=hidden.device
         )
-        cls[:, 0] = hidden[packed.position == 0]
+        cls[:, 0] = hidden[packed.position == 0]  # right-padded rows: position 0 is each one's [CLS]
         return kv, cls

@@ -4,7 +4,7 @@ MKL multiplies matrices of fewer than 12 rows with other kernels than the blocke
 round differently (measured on an AVX2 AMD EPYC, inner widths 32 to 768). From 12 rows on, each
 row's result does not depend on how many other rows the product has, and writing the product
 column-major (the same product computed as its transpose) gives the same bits. Both of the exact
-rearrangements the metrics use, UNION's packed layers and GRUEN's column-major LM head, therefore
+rearrangements the metrics use, the packed BERT layers and GRUEN's column-major LM head, therefore
 run only on products of at least :data:`MIN_ROWS` rows, with room for CPUs whose kernels take more
 rows at a time; smaller ones keep the plain layout.
 """

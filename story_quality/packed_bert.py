@@ -41,10 +41,11 @@ def supports_bert_layers(bert: torch.nn.Module) -> bool:
     )
 
 
-def packs(attention_mask: torch.Tensor) -> bool:
-    """Whether a batch runs packed: on a CPU, outside autocast, with enough real tokens."""
-    on_cpu = attention_mask.device.type == "cpu" and not torch.is_autocast_enabled("cpu")
-    return on_cpu and int(attention_mask.sum()) >= PACK_MIN_TOKENS
+def packs(attention_mask: torch.Tensor, dtype: torch.dtype) -> bool:
+    """Whether a batch runs packed: in fp32 (``dtype``, the model's) on a CPU, outside autocast, with
+    enough real tokens; half-precision kernels may round a row by how many rows share the product."""
+    exact = dtype == torch.float32 and not torch.is_autocast_enabled("cpu")
+    return exact and attention_mask.device.type == "cpu" and int(attention_mask.sum()) >= PACK_MIN_TOKENS
 
 
 @dataclasses.dataclass
@@ -62,7 +63,8 @@ class PackedBatch:
 
     @classmethod
     def of(cls, mask: torch.Tensor, width: int, ffn: int, dtype: torch.dtype) -> PackedBatch:
-        """``mask`` [B, T], True at real tokens; the packed rows are in ``mask.nonzero()``'s order."""
+        """``mask`` [B, T], True at real tokens, right-padded (so each row starts with its [CLS]); the
+        packed rows are in ``mask.nonzero()``'s order."""
         story, position = mask.nonzero(as_tuple=True)
         tokens = len(story)
 
@@ -183,12 +185,12 @@ def last_hidden_rows(
     layers: BertLayers, input_ids: torch.Tensor, attention_mask: torch.Tensor
 ) -> torch.Tensor:
     """The last layer's state of every real token, [N, d], in ``attention_mask.nonzero()``'s order:
-    packed where :func:`packs` allows, otherwise padded through the model's own modules."""
+    packed where :func:`packs` allows, otherwise on the padded batch (:meth:`BertLayers.padded`)."""
     hidden = layers.bert.embeddings(input_ids=input_ids)
     real = attention_mask.bool()
     keep = real[:, None, None, :]
     count = len(layers.layers)
-    if not packs(real):
+    if not packs(real, hidden.dtype):
         return layers.padded(hidden, keep, count)[real]
     batch = layers.packed_batch(real, hidden.dtype)
     return layers.packed(batch.pack(hidden), batch, keep, count)

@@ -18,7 +18,6 @@ from transformers import (
     AutoTokenizer,
 )
 
-from story_quality import packed_bert
 from story_quality.bert_classifier_fast_path import BertClassifierFastPath
 from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.gruen import focus
@@ -123,7 +122,7 @@ def test_bert_models_run_through_the_packed_layers(models, packed_batches):
     with torch.no_grad():
         slow = [model.eval()(**tok(s, return_tensors="pt")).logits[0, 1].item() for s in PACKED_SENTENCES]
     assert cola_scores(models["cola"], PACKED_SENTENCES, 32) == pytest.approx(slow, abs=1e-5)
-    assert len(packed_batches) == 2 and min(packed_batches) >= packed_bert.PACK_MIN_TOKENS
+    assert len(packed_batches) == 2  # one batch of the LM's, one of CoLA's
 
 
 def test_other_encoders_use_their_own_forward():

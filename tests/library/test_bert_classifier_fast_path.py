@@ -81,11 +81,12 @@ def test_only_cpu_batches_of_enough_tokens_pack():
     do GPUs and autocast."""
     enough = pad_batch(story_rows([PACK_MIN_TOKENS - 10, 10]), 0, torch.device("cpu"))[1]
     short = pad_batch(story_rows([PACK_MIN_TOKENS - 11, 10]), 0, torch.device("cpu"))[1]
-    assert packs(enough)
-    assert not packs(short)
+    assert packs(enough, torch.float32)
+    assert not packs(short, torch.float32)
+    assert not packs(enough, torch.bfloat16)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        assert not packs(enough)
-    assert not packs(enough.to("meta"))
+        assert not packs(enough, torch.float32)
+    assert not packs(enough.to("meta"), torch.float32)
 
 
 def test_packed_buffers_are_reused_across_layers(model, monkeypatch):

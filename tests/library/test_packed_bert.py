@@ -7,7 +7,6 @@ import torch
 import transformers
 from tiny_models import bert_config
 
-from story_quality import packed_bert
 from story_quality.batching import pad_batch
 from story_quality.packed_bert import BertLayers, last_hidden_rows, supports_bert_layers
 
@@ -41,17 +40,24 @@ def test_packed_layers_equal_the_padded_layers_bit_for_bit(lengths, hidden_act):
     assert not torch.equal(packed[0], packed[1]), "rows must differ for the check to mean something"
 
 
-@pytest.mark.parametrize("lengths", [[31, 25, 17, 12, 9, 5, 3, 2], [5, 3]])
-def test_last_hidden_rows_equal_the_model_forward(lengths):
-    """Packed (104 real tokens) or padded (8, under the packing threshold), the states are the
-    model's own, row after row in the order of the mask's real tokens."""
+@pytest.mark.parametrize(
+    ("lengths", "packed", "autocast"),
+    [([31, 25, 17, 12, 9, 5, 3, 2], True, False), ([5, 3], False, False), ([31, 25, 17, 12, 9], False, True)],
+)
+def test_last_hidden_rows_equal_the_model_forward(lengths, packed, autocast, monkeypatch):
+    """Packed (104 real tokens), padded (8, under the packing threshold) or in bf16 autocast, the
+    states are the model's own, row after row in the order of the mask's real tokens."""
     model = encoder()
     input_ids, mask = pad_batch(token_rows(lengths), 0, torch.device("cpu"))
-    with torch.inference_mode():
+    runs: list[int] = []
+    packed_layers = BertLayers.packed
+    monkeypatch.setattr(BertLayers, "packed", lambda *args: runs.append(1) or packed_layers(*args))
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
         expected = model(input_ids=input_ids, attention_mask=mask).last_hidden_state[mask.bool()]
         got = last_hidden_rows(BertLayers(model), input_ids, mask)
-    assert packed_bert.packs(mask.bool()) == (sum(lengths) >= packed_bert.PACK_MIN_TOKENS)
-    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+    assert bool(runs) == packed
+    tolerance = 3e-2 if autocast else 1e-5  # bf16 keeps 8 bits of mantissa
+    torch.testing.assert_close(got.float(), expected.float(), atol=tolerance, rtol=tolerance)
 
 
 @pytest.mark.parametrize(
