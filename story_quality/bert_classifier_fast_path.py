@@ -16,7 +16,13 @@ from __future__ import annotations
 import torch
 import transformers
 
-from story_quality.packed_bert import PACK_MIN_TOKENS, BertLayers, packs, supports_bert_layers
+from story_quality.packed_bert import (
+    PACK_MIN_TOKENS,
+    BertLayers,
+    packs,
+    product_into,
+    supports_bert_layers,
+)
 
 __all__ = ["PACK_MIN_TOKENS", "BertClassifierFastPath", "supports_fast_path"]
 
@@ -91,7 +97,7 @@ class BertClassifierFastPath:
         hidden = self.layers.packed(packed.pack(hidden), packed, keep, len(self.layers.layers) - 1)
         weight, bias = self.layers.fused_qkv(hidden.device)[-1]
         kv_rows = packed.qkv.view(-1)[: len(hidden) * 2 * width].view(-1, 2 * width)
-        torch.addmm(bias[width:], hidden, weight[width:].t(), out=kv_rows)
+        kv_rows = product_into(weight[width:], bias[width:], hidden, kv_rows)
         kv = packed.scatter(kv_rows, slice(0, 2 * width))
         # The [CLS] rows laid out as the padded path's ``hidden[:, :1]`` (row stride T * d): the
         # last layer's matrix products read them with that stride, and a product's rounding may

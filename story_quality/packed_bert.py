@@ -25,6 +25,7 @@ import transformers
 from transformers.activations import GELUActivation
 
 from story_quality.exact_products import MIN_ROWS
+from story_quality.onednn_products import onednn_active, onednn_linear
 
 # The fewest real tokens a batch packs: below it, products round differently by row count.
 PACK_MIN_TOKENS = MIN_ROWS
@@ -104,9 +105,19 @@ def _activate_in_place(activation: torch.nn.Module, hidden: torch.Tensor) -> tor
     return activation(hidden)
 
 
+def product_into(
+    weight: torch.Tensor, bias: torch.Tensor, hidden: torch.Tensor, out: torch.Tensor
+) -> torch.Tensor:
+    """``F.linear(hidden, weight, bias)``: written into ``out`` by the same ``addmm`` ``F.linear``
+    runs, or under :func:`~story_quality.onednn_products.onednn_products` by oneDNN (which writes
+    a fresh tensor)."""
+    if onednn_active():
+        return onednn_linear(hidden, weight, bias)
+    return torch.addmm(bias, hidden, weight.t(), out=out)
+
+
 def _linear_into(linear: torch.nn.Linear, hidden: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-    """``linear(hidden)`` written into ``out``: the same ``addmm`` ``F.linear`` runs."""
-    return torch.addmm(linear.bias, hidden, linear.weight.t(), out=out)
+    return product_into(linear.weight, linear.bias, hidden, out)
 
 
 class BertLayers:
@@ -163,7 +174,7 @@ class BertLayers:
         attention alone on the padded layout. Returns [N, d], which may be one of the buffers."""
         width = hidden.shape[1]
         for layer, (weight, bias) in zip(self.layers[:count], self.fused_qkv(hidden.device), strict=False):
-            qkv = torch.addmm(bias, hidden, weight.t(), out=batch.qkv)
+            qkv = product_into(weight, bias, hidden, batch.qkv)
             query, key, value = self.split_heads(batch.scatter(qkv, slice(None)), 3)
             context = self.attend(query, key, value, keep)[batch.story, batch.position].reshape(-1, width)
             dense = _linear_into(layer.attention.output.dense, context, batch.dense)

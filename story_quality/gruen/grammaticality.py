@@ -29,6 +29,7 @@ from story_quality.batching import length_sorted_batches, pad_batch, progress
 from story_quality.exact_products import MIN_ROWS, exact_cpu_product
 from story_quality.gruen.loading import LoadedModel
 from story_quality.gruen.tokenization import encode_single
+from story_quality.onednn_products import onednn_active
 from story_quality.packed_bert import last_hidden_rows
 
 COLA_MAX_LENGTH = 128
@@ -86,7 +87,11 @@ class LossesAt:
             (start, hidden[start : start + HEAD_CHUNK]) for start in range(0, hidden.shape[0], HEAD_CHUNK)
         ]
         bert_head = self.bert_head
-        if bert_head is None or not (exact_cpu_product(hidden) and exact_cpu_product(bert_head[1].weight)):
+        if (
+            bert_head is None
+            or onednn_active()
+            or not (exact_cpu_product(hidden) and exact_cpu_product(bert_head[1].weight))
+        ):  # the column-major head is exact for torch's BLAS; oneDNN's products go through the head
             return torch.cat(
                 [
                     F.cross_entropy(head(h).float(), targets[s : s + len(h)], reduction="none")

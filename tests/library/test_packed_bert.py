@@ -8,7 +8,9 @@ import transformers
 from tiny_models import bert_config
 
 from story_quality.batching import pad_batch
+from story_quality.onednn_products import onednn_refusal
 from story_quality.packed_bert import BertLayers, last_hidden_rows, supports_bert_layers
+from story_quality.precision import autocast
 
 
 def token_rows(lengths: list[int]) -> list[list[int]]:
@@ -24,12 +26,16 @@ def encoder(hidden_act: str = "gelu") -> transformers.BertModel:
 
 @pytest.mark.parametrize("lengths", [[31, 25, 17, 12, 9, 5, 3, 2], [20, 20, 20, 20], [64], [40, 24]])
 @pytest.mark.parametrize("hidden_act", ["gelu", "relu"])
-def test_packed_layers_equal_the_padded_layers_bit_for_bit(lengths, hidden_act):
+@pytest.mark.parametrize("arithmetic", ["fp32", "fp32-onednn"])
+def test_packed_layers_equal_the_padded_layers_bit_for_bit(lengths, hidden_act, arithmetic):
+    """In torch's BLAS and in oneDNN's products (``precision="fp32-onednn"``) alike."""
+    if arithmetic == "fp32-onednn" and onednn_refusal(torch.device("cpu")):
+        pytest.skip("torch without oneDNN")
     layers = BertLayers(encoder(hidden_act))
     input_ids, mask = pad_batch(token_rows(lengths), 0, torch.device("cpu"))
     real = mask.bool()
     keep = real[:, None, None, :]
-    with torch.inference_mode():
+    with torch.inference_mode(), autocast(arithmetic, torch.device("cpu")):
         embedded = layers.bert.embeddings(input_ids=input_ids)
         padded = layers.padded(embedded, keep, 3)[real]
         batch = layers.packed_batch(real, embedded.dtype)

@@ -7,9 +7,10 @@ import pathlib
 
 import evaluate
 import pytest
+import torch
 from tiny_models import save_union_checkpoint
 
-from story_quality import metric_path, precision
+from story_quality import metric_path, onednn_products, precision
 from story_quality.union import UnionResult, UnionScorer
 from story_quality.union.text import ROC_STORIES
 
@@ -69,7 +70,7 @@ def test_a_result_without_texts_has_no_mean_and_percentiles_only_with_rescale(sc
         ({"long_stories": "tail"}, ValueError, r"long_stories must be one of \['head', 'windows'\]"),
         ({"rescale": "human"}, ValueError, "rescale must be one of"),
         ({"device": "gpu"}, ValueError, "device 'gpu' is not a device name"),
-        ({"precision": "fp16"}, ValueError, r"precision must be one of \['fp32', 'bf16'\]"),
+        ({"precision": "fp16"}, ValueError, r"precision must be one of \['fp32', 'fp32-onednn', 'bf16'\]"),
     ],
 )
 def test_bad_options_are_refused_naming_them_before_any_story_is_read(
@@ -113,6 +114,22 @@ def test_bf16_is_autocast_recorded_in_the_signature_and_fp32_is_the_default(chec
     assert fast["signature"] == exact.signature.replace("|fp32", "|bf16-autocast")
     assert fast["scores"] != exact.scores  # bf16 products round differently ...
     assert fast["scores"] == pytest.approx(exact.scores, abs=0.02)  # ... and only a little
+
+
+def test_fp32_onednn_multiplies_through_onednn_and_says_so(checkpoint, scorer, monkeypatch):
+    if onednn_products.onednn_refusal(torch.device("cpu")):
+        pytest.skip("torch without oneDNN")
+    exact = scorer.score(STORIES)
+    shapes: list[tuple[int, ...]] = []
+    real = onednn_products.onednn_linear
+    monkeypatch.setattr(
+        onednn_products, "onednn_linear", lambda h, w, b: shapes.append(tuple(w.shape)) or real(h, w, b)
+    )
+    metric = evaluate.load(metric_path("union"), str(checkpoint))
+    fast = metric.compute(predictions=STORIES, precision="fp32-onednn")
+    assert fast["signature"] == exact.signature.replace("|fp32", "|fp32-onednn")
+    assert shapes, "no product went through oneDNN"  # the pooler and classifier at least
+    assert fast["scores"] == pytest.approx(exact.scores, abs=1e-5)
 
 
 def test_a_cpu_without_bf16_refuses_it_before_any_story_is_read(scorer, monkeypatch):

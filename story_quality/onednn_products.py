@@ -1,0 +1,80 @@
+"""fp32 linear layers on a CPU through oneDNN instead of torch's BLAS: ``precision="fp32-onednn"``.
+
+torch multiplies fp32 matrices on a CPU with its BLAS (MKL in the x86 wheels). On CPUs that are
+not Intel's, MKL may take a narrower path than the CPU offers: on an AMD EPYC with AVX-512 (CPU
+family 26) it multiplies at about 215 GFLOP/s on 2 cores, where oneDNN, which torch also ships,
+reaches about 470 GFLOP/s in the same fp32 arithmetic. Inside :func:`onednn_products` every fp32
+``F.linear`` on a CPU (the models' own ``nn.Linear`` layers included) runs through oneDNN's
+``torch.ops.mkldnn._linear_pointwise``; other products (attention, ``Conv1D``'s ``addmm``) are
+unchanged.
+
+The two libraries add up a product's terms in different orders, so scores move by float rounding
+(about 1e-7 on a probability). oneDNN's rows do not depend on how many other rows a product has
+(from 2 rows on) nor on the thread count, so packing a batch (:mod:`story_quality.packed_bert`)
+stays exact under it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+_ACTIVE = contextvars.ContextVar("onednn_products", default=False)
+
+
+def onednn_refusal(device: torch.device) -> str | None:
+    """Why ``device`` cannot run fp32 products through oneDNN (None: it can)."""
+    if device.type != "cpu":
+        return f"oneDNN's fp32 products are for CPU scoring, not {device.type}"
+    if not (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")):
+        return f"this torch build ({torch.__version__}) has no oneDNN linear layer"
+    return None
+
+
+def onednn_active() -> bool:
+    """Whether the products of this context run through oneDNN."""
+    return _ACTIVE.get()
+
+
+def onednn_linear(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """``F.linear(hidden, weight, bias)`` computed by oneDNN."""
+    return torch.ops.mkldnn._linear_pointwise(hidden, weight, bias, "none", [], "")
+
+
+def _takes(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
+    """An fp32 product on a CPU outside autocast, with nothing to differentiate."""
+    tensors = [hidden, weight] + ([] if bias is None else [bias])
+    return (
+        all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors)
+        and not torch.is_autocast_enabled("cpu")
+        and not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))
+    )
+
+
+class _OneDNNLinear(TorchFunctionMode):
+    """Sends ``F.linear`` to oneDNN where :func:`_takes` allows; every other call as it is."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is F.linear:
+            hidden, weight, *rest = args
+            bias = rest[0] if rest else kwargs.get("bias")
+            if _takes(hidden, weight, bias):
+                return onednn_linear(hidden, weight, bias)
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def onednn_products() -> Iterator[None]:
+    """The context in which fp32 ``F.linear`` on a CPU runs through oneDNN."""
+    token = _ACTIVE.set(True)
+    try:
+        with _OneDNNLinear():
+            yield
+    finally:
+        _ACTIVE.reset(token)

@@ -1,0 +1,96 @@
+"""precision="fp32-onednn": a CPU's fp32 linear layers multiplied by oneDNN, exact where packing needs it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from story_quality import onednn_products, precision
+from story_quality.onednn_products import onednn_active, onednn_linear
+from story_quality.onednn_products import onednn_products as products
+
+pytestmark = pytest.mark.skipif(
+    onednn_products.onednn_refusal(torch.device("cpu")) is not None, reason="torch without oneDNN"
+)
+
+
+def spy(monkeypatch) -> list[tuple[int, ...]]:
+    """The shapes of the products oneDNN computes from now on."""
+    calls: list[tuple[int, ...]] = []
+    real = onednn_products.onednn_linear
+    monkeypatch.setattr(
+        onednn_products, "onednn_linear", lambda h, w, b: calls.append(tuple(h.shape)) or real(h, w, b)
+    )
+    return calls
+
+
+def test_linear_layers_run_through_onednn_inside_the_context_only(monkeypatch):
+    calls = spy(monkeypatch)
+    layer = torch.nn.Linear(48, 24).eval()
+    hidden = torch.randn(3, 7, 48)
+    with torch.inference_mode():
+        blas = layer(hidden)
+        with products():
+            assert onednn_active()
+            inside = layer(hidden)
+            functional = F.linear(hidden, layer.weight)  # bias None, keyword or not
+        assert not onednn_active()
+        after = layer(hidden)
+    assert calls == [(3, 7, 48), (3, 7, 48)]
+    assert torch.equal(inside, onednn_linear(hidden, layer.weight, layer.bias))
+    torch.testing.assert_close(inside, blas)
+    torch.testing.assert_close(functional, hidden @ layer.weight.t())
+    assert torch.equal(after, blas)
+
+
+@pytest.mark.parametrize("case", ["float64", "autocast", "gradient"])
+def test_other_products_are_left_to_torch(monkeypatch, case):
+    calls = spy(monkeypatch)
+    layer = torch.nn.Linear(16, 8)
+    hidden = torch.randn(4, 16, dtype=torch.float64 if case == "float64" else torch.float32)
+    if case == "float64":
+        layer = layer.double()
+    with products(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=case == "autocast"):
+        out = layer(hidden)
+    assert calls == []
+    if case == "gradient":
+        out.sum().backward()  # oneDNN's op would have no gradient to give
+        assert layer.weight.grad is not None
+
+
+@pytest.mark.parametrize(("inner", "width"), [(768, 2304), (3072, 768), (64, 192)])
+def test_a_row_does_not_depend_on_the_other_rows_from_two_rows_on(inner, width):
+    """What packing a batch needs of the products: a row computed among any other rows (two or
+    more) and at any thread count has the same bits."""
+    torch.manual_seed(0)
+    hidden, weight, bias = torch.randn(600, inner), torch.randn(width, inner) / 30, torch.randn(width)
+    whole = onednn_linear(hidden, weight, bias)
+    for rows, start in [(2, 0), (3, 5), (11, 100), (12, 7), (63, 301), (64, 0), (299, 300)]:
+        assert torch.equal(
+            onednn_linear(hidden[start : start + rows], weight, bias), whole[start : start + rows]
+        )
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert torch.equal(onednn_linear(hidden, weight, bias), whole)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_it_is_refused_off_the_cpu_and_without_onednn_by_name(monkeypatch):
+    with pytest.raises(
+        ValueError, match=r'precision="fp32-onednn" is refused: .* not cuda\. Use precision="fp32"'
+    ):
+        precision.check_precision("fp32-onednn", torch.device("cuda"))
+    assert precision.check_precision("fp32-onednn", torch.device("cpu")) == "fp32-onednn"
+    monkeypatch.setattr(torch.backends.mkldnn, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="has no oneDNN linear layer"):
+        precision.check_precision("fp32-onednn", torch.device("cpu"))
+
+
+def test_the_precision_context_is_the_onednn_one():
+    with precision.autocast("fp32-onednn", torch.device("cpu")):
+        assert onednn_active()
+    with precision.autocast("fp32", torch.device("cpu")):
+        assert not onednn_active()
