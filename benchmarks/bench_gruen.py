@@ -27,6 +27,12 @@ and each procedure's share of its ceiling is that floor over its time. Where the
 bf16 natively (AMX or AVX-512 BF16), ``reference`` mode also runs with ``precision="bf16"``: its
 share of the bf16 matmul peak and how far its scores move from fp32's.
 
+The fp32 peak is the better of torch's own products (its BLAS: MKL in the x86 wheels) and
+oneDNN's, each printed: on an AMD EPYC with AVX-512, MKL reaches half of oneDNN's rate. Where
+torch has oneDNN, ``reference`` mode and batched PLL also run with ``precision="fp32-onednn"``
+(the same fp32 products, counted alike), best of two processes each, with how far their values
+move from fp32's.
+
 With ``--device cuda`` every procedure (the release re-creation too) runs on the GPU and the peaks
 are that GPU's; where the GPU computes bf16, ``reference`` mode also runs with ``precision="bf16"``.
 
@@ -52,7 +58,8 @@ from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path,
 from benchmarks.random_models import gruen_models  # noqa: E402
 from benchmarks.shared_data import ROC_REFERENCE_STORIES  # noqa: E402
 from story_quality import metric_path  # noqa: E402
-from story_quality.precision import bf16_refusal  # noqa: E402
+from story_quality.onednn_products import onednn_refusal  # noqa: E402
+from story_quality.precision import autocast, bf16_refusal  # noqa: E402
 
 
 def _table_edit_distance(a: str, b: str) -> int:
@@ -177,7 +184,7 @@ def one_mask_at_a_time(texts: list[str], models: dict[str, str], device: str = "
 
 
 def batched_pll(
-    texts: list[str], models: dict[str, str], batch_size: int, device: str = "cpu"
+    texts: list[str], models: dict[str, str], batch_size: int, device: str = "cpu", precision: str = "fp32"
 ) -> list[float]:
     from story_quality.checkpoint_reference import CheckpointReference
     from story_quality.gruen.grammaticality import pll_nll_scores
@@ -185,7 +192,8 @@ def batched_pll(
     from story_quality.gruen.text import text_to_sentences
 
     lm = load_model("lm", CheckpointReference.parse(models["lm_model"]), torch.device(device))
-    return pll_nll_scores(lm, [s for t in texts for s in text_to_sentences(t)], batch_size)
+    with autocast(precision, torch.device(device)):  # as the metric runs its models
+        return pll_nll_scores(lm, [s for t in texts for s in text_to_sentences(t)], batch_size)
 
 
 def import_libraries() -> float:
@@ -218,15 +226,16 @@ def _timed(name: str, args: tuple, with_peak: bool = False, device: str = "cpu")
 
     if with_peak:
         (seconds, result), peaks = peaks_beside(work, torch.device(device))
-        peak = peaks[torch.float32]
+        peak, by_library = peaks[torch.float32].best, peaks[torch.float32].by_library
     else:
-        (seconds, result), peak = work(), None
+        (seconds, result), peak, by_library = work(), None, None
     return {
         "seconds": seconds,
         "import_seconds": import_seconds,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "peak_gpu_mib": torch.cuda.max_memory_allocated() / 2**20 if device != "cpu" else None,
-        "matmul_peak_flops": peak,
+        "matmul_peak_flops": peak,  # the best of the libraries'
+        "matmul_peak_by_library": by_library,
         "result": result,
     }
 
@@ -308,6 +317,21 @@ def main() -> None:
             if bf16_refusal(torch.device(dev))
             else run_isolated("metric_procedure", texts, models, "reference", args.batch_size, "bf16", dev)
         )
+        onednn = onednn_pll = None
+        if onednn_refusal(torch.device(dev)) is None:  # the same fp32 products, counted alike
+            onednn = best_of_processes(
+                "metric_procedure",
+                texts,
+                models,
+                "reference",
+                args.batch_size,
+                "fp32-onednn",
+                dev,
+                device=dev,
+            )
+            onednn_pll = best_of_processes(
+                "batched_pll", pll, models, args.batch_size, dev, "fp32-onednn", device=dev
+            )
     peak, pll_peak = ours["matmul_peak_flops"], fast_pll["matmul_peak_flops"]
     gap = max(abs(a - b) for a, b in zip(release["result"], ours["result"], strict=True))
     pll_gap = max(abs(a - b) for a, b in zip(slow_pll["result"], fast_pll["result"], strict=True))
@@ -340,6 +364,24 @@ def main() -> None:
         "reference_share_of_ceiling": ours_flops / peak / ours["seconds"],
         "pll_share_of_ceiling": pll_flops / pll_peak / fast_pll["seconds"],
     }
+    for name, flops in ours["matmul_peak_by_library"].items():  # the peak, library by library
+        figures[f"reference_matmul_peak_{name}_gflops"] = flops / 1e9
+        figures[f"reference_share_of_{name}_ceiling"] = ours_flops / flops / ours["seconds"]
+    if onednn is not None:
+        moved = [abs(a - b) for a, b in zip(onednn["result"], ours["result"], strict=True)]
+        pll_moved = [abs(a - b) for a, b in zip(onednn_pll["result"], fast_pll["result"], strict=True)]
+        figures |= {
+            "metric_reference_onednn_seconds": onednn["seconds"],
+            "reference_onednn_speedup": release["seconds"] / onednn["seconds"],
+            "reference_onednn_share_of_ceiling": ours_flops / onednn["matmul_peak_flops"] / onednn["seconds"],
+            "onednn_max_score_difference_vs_fp32": max(moved),
+            "onednn_mean_score_difference_vs_fp32": sum(moved) / len(moved),
+            "batched_pll_onednn_seconds": onednn_pll["seconds"],
+            "pll_onednn_share_of_ceiling": pll_flops
+            / onednn_pll["matmul_peak_flops"]
+            / onednn_pll["seconds"],
+            "onednn_max_pll_difference_vs_fp32": max(pll_moved),
+        }
     if bf16 is not None:  # bf16 autocast where the CPU multiplies bf16 natively
         bf16_peak = matmul_peak_flops(torch.device(args.device), torch.bfloat16)
         moved = [abs(a - b) for a, b in zip(bf16["result"], ours["result"], strict=True)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import pathlib
@@ -61,14 +62,29 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+# The libraries a device's matrix products can run in: torch's own (its BLAS, MKL in the x86 wheels,
+# for fp32 on a CPU; oneDNN for bf16) and, for fp32 on a CPU, oneDNN (precision="fp32-onednn").
+LIBRARY_NAMES = {"torch": "torch's BLAS", "onednn": "oneDNN"}
+
+
+def matmul_libraries(device: torch.device, dtype: torch.dtype) -> list[str]:
+    """The libraries whose products :func:`matmul_peak_flops` measures on ``device`` in ``dtype``."""
+    from story_quality.onednn_products import onednn_refusal
+
+    onednn = dtype == torch.float32 and onednn_refusal(device) is None
+    return ["torch", "onednn"] if onednn else ["torch"]
+
+
 def matmul_peak_flops(
-    device: torch.device, dtype: torch.dtype = torch.float32, seconds: float = 3.0
+    device: torch.device, dtype: torch.dtype = torch.float32, seconds: float = 3.0, library: str = "torch"
 ) -> float:
-    """Measured FLOP/s of large matmuls: the ceiling a transformer's GEMMs can approach.
+    """Measured FLOP/s of large matmuls in ``library``: the ceiling a transformer's GEMMs can approach.
 
     The best over a square product and BERT-base's own feed-forward shapes, so a model is
     never credited with a share of a ceiling that its own shapes would beat.
     """
+    from story_quality.onednn_products import onednn_linear
+
     scale = 1 if device.type == "cpu" else 4
     shapes = [
         (2048 * scale, 2048 * scale, 2048 * scale),
@@ -78,22 +94,61 @@ def matmul_peak_flops(
     best = 0.0
     for m, k, n in shapes:
         a = torch.randn(m, k, device=device, dtype=dtype)
-        b = torch.randn(k, n, device=device, dtype=dtype)
-        a @ b  # warm-up
+        b = torch.randn(n, k, device=device, dtype=dtype)
+        product = (
+            (lambda a=a, b=b: a @ b.t())
+            if library == "torch"
+            else (lambda a=a, b=b: onednn_linear(a, b, None))
+        )
+        product()  # warm-up
         deadline = time.perf_counter() + seconds / len(shapes)
         while time.perf_counter() < deadline:
-            best = max(best, 2 * m * k * n / timed(lambda a=a, b=b: a @ b))
+            best = max(best, 2 * m * k * n / timed(product))
     return best
+
+
+@dataclasses.dataclass(frozen=True)
+class Peak:
+    """A dtype's matmul peak in each library that multiplies it; the CPU's peak is the best of them
+    (on an AMD EPYC with AVX-512, MKL's fp32 products reach half of oneDNN's)."""
+
+    by_library: dict[str, float]
+
+    @property
+    def best(self) -> float:
+        return max(self.by_library.values())
+
+    def __str__(self) -> str:
+        if len(self.by_library) == 1:
+            return f"{self.best / 1e9:,.0f} GFLOP/s"
+        each = ", ".join(
+            f"{LIBRARY_NAMES[name]} {flops / 1e9:,.0f}" for name, flops in self.by_library.items()
+        )
+        return f"{self.best / 1e9:,.0f} GFLOP/s ({each})"
+
+
+def measured_peak(device: torch.device, dtype: torch.dtype) -> Peak:
+    """``dtype``'s peak in every library that multiplies it on ``device``."""
+    return Peak(
+        {name: matmul_peak_flops(device, dtype, library=name) for name in matmul_libraries(device, dtype)}
+    )
 
 
 def peaks_beside(
     work: Callable[[], T], device: torch.device, dtypes: Sequence[torch.dtype] = (torch.float32,)
-) -> tuple[T, dict[torch.dtype, float]]:
-    """``work()``'s result and, for each dtype, the better of the matmul peaks measured just before
-    and just after it: on a machine shared with other work one of the two may fall in a slow spell."""
-    before = {dtype: matmul_peak_flops(device, dtype) for dtype in dtypes}
+) -> tuple[T, dict[torch.dtype, Peak]]:
+    """``work()``'s result and, for each dtype and library, the better of the matmul peaks measured
+    just before and just after it: on a machine shared with other work one of the two may fall in a
+    slow spell."""
+    before = {dtype: measured_peak(device, dtype) for dtype in dtypes}
     result = work()
-    return result, {dtype: max(peak, matmul_peak_flops(device, dtype)) for dtype, peak in before.items()}
+    after = {dtype: measured_peak(device, dtype) for dtype in dtypes}
+    return result, {
+        dtype: Peak(
+            {name: max(flops, after[dtype].by_library[name]) for name, flops in peak.by_library.items()}
+        )
+        for dtype, peak in before.items()
+    }
 
 
 def minilm_path() -> str:

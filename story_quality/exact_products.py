@@ -21,3 +21,11 @@ def exact_cpu_product(tensor: torch.Tensor) -> bool:
     return (
         tensor.device.type == "cpu" and tensor.dtype == torch.float32 and not torch.is_autocast_enabled("cpu")
     )
+
+
+def row_slices(rows: int, most: int) -> list[slice]:
+    """``rows`` cut into the fewest nearly equal slices of at most ``most`` rows. With ``most`` at
+    least twice :data:`MIN_ROWS`, every slice of at least that many rows has at least MIN_ROWS."""
+    count = -(-rows // most)
+    bounds = [rows * i // count for i in range(count + 1)]
+    return [slice(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False)]

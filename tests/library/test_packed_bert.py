@@ -7,9 +7,10 @@ import torch
 import transformers
 from tiny_models import bert_config
 
+from story_quality import packed_bert
 from story_quality.batching import pad_batch
 from story_quality.onednn_products import onednn_refusal
-from story_quality.packed_bert import BertLayers, last_hidden_rows, supports_bert_layers
+from story_quality.packed_bert import PACK_MIN_TOKENS, BertLayers, last_hidden_rows, supports_bert_layers
 from story_quality.precision import autocast
 
 
@@ -24,13 +25,19 @@ def encoder(hidden_act: str = "gelu") -> transformers.BertModel:
     return transformers.BertModel(config, add_pooling_layer=False).eval()
 
 
-@pytest.mark.parametrize("lengths", [[31, 25, 17, 12, 9, 5, 3, 2], [20, 20, 20, 20], [64], [40, 24]])
+@pytest.mark.parametrize(
+    "lengths", [[31, 25, 17, 12, 9, 5, 3, 2], [20, 20, 20, 20], [64], [40, 24], [60, 55, 50, 40, 30]]
+)
 @pytest.mark.parametrize("hidden_act", ["gelu", "relu"])
 @pytest.mark.parametrize("arithmetic", ["fp32", "fp32-onednn"])
-def test_packed_layers_equal_the_padded_layers_bit_for_bit(lengths, hidden_act, arithmetic):
-    """In torch's BLAS and in oneDNN's products (``precision="fp32-onednn"``) alike."""
+def test_packed_layers_equal_the_padded_layers_bit_for_bit(lengths, hidden_act, arithmetic, monkeypatch):
+    """In torch's BLAS and in oneDNN's products (``precision="fp32-onednn"``) alike; the last batch
+    (235 tokens) runs its feed-forward in slices, as a batch of over 1,024 tokens does."""
     if arithmetic == "fp32-onednn" and onednn_refusal(torch.device("cpu")):
         pytest.skip("torch without oneDNN")
+    monkeypatch.setattr(packed_bert, "FEED_FORWARD_ROWS", 2 * PACK_MIN_TOKENS)
+    if sum(lengths) > 2 * PACK_MIN_TOKENS:
+        assert len(packed_bert.feed_forward_slices(sum(lengths))) == 2
     layers = BertLayers(encoder(hidden_act))
     input_ids, mask = pad_batch(token_rows(lengths), 0, torch.device("cpu"))
     real = mask.bool()
@@ -81,3 +88,14 @@ def test_only_plain_bert_encoders_take_the_layers(changed):
     assert not supports_bert_layers(torch.nn.Linear(2, 2))
     with pytest.raises(ValueError, match="not a plain BERT encoder"):
         BertLayers(other)
+
+
+@pytest.mark.parametrize("rows", [1, 63, 64, 1023, 1024, 1025, 2048, 2049, 3600, 10_000])
+def test_feed_forward_slices_cover_the_rows_in_the_fewest_slices_none_too_small(rows):
+    slices = packed_bert.feed_forward_slices(rows)
+    assert [s.start for s in slices[1:]] == [s.stop for s in slices[:-1]]
+    assert (slices[0].start, slices[-1].stop) == (0, rows)
+    sizes = [s.stop - s.start for s in slices]
+    assert max(sizes) <= packed_bert.FEED_FORWARD_ROWS
+    assert len(slices) == -(-rows // packed_bert.FEED_FORWARD_ROWS)
+    assert min(sizes) >= min(rows, PACK_MIN_TOKENS)

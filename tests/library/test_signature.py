@@ -107,6 +107,8 @@ def test_a_signature_parses_back_to_itself_and_names_its_parts():
     )
     assert parsed.reading() == ("union", "checkpoint:default@sha256:0123456789ab", "norm:none", "window:256",
                                 "long:windows")  # fmt: skip
+    for arithmetic in ("fp32", "fp32-onednn"):  # the arithmetic is not how a text is read
+        assert Signature.parse(text.replace("bf16-autocast", arithmetic)).reading() == parsed.reading()
     rescaled = parsed.with_part("human-roc:sha256:ab")
     assert rescaled.without("human-roc") == parsed and str(rescaled).endswith("|human-roc:sha256:ab")
     assert str(Signature.of("gruen", "lm:x@main")) == f"gruen|v{package_version()}|lm:x@main"
