@@ -6,6 +6,7 @@ that looked valid (the keys of a dict scored, 5 scored as "5", a random head's 0
 
 from __future__ import annotations
 
+import copy
 import math
 import pathlib
 import re
@@ -22,7 +23,7 @@ import transformers
 from gruen_models import save_all
 from tiny_models import bert_config, save_union_checkpoint, tokenizer
 
-from story_quality.devices import check_device
+from story_quality.devices import check_device, non_finite_tensor
 from story_quality.options import check_flag
 from story_quality.texts import check_texts, is_blank, mostly_non_latin
 from story_quality.union.text import ROC_STORIES
@@ -314,3 +315,17 @@ def test_mostly_non_latin_counts_every_letter_as_a_character_by_character_readin
     texts += ["".join(rng.choices(alphabet, k=rng.randint(1, 12))) for _ in range(500)]
     assert [mostly_non_latin(t) for t in texts] == [by_characters(t) for t in texts]
     assert any(mostly_non_latin(t) for t in texts) and not all(mostly_non_latin(t) for t in texts)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_weights_whose_sum_overflows_are_finite_and_any_nan_or_infinity_is_named(dtype):
+    """The scan reads a tensor's sum first: a sum that overflows must not count as a bad weight."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)).to(dtype)
+    with torch.no_grad():
+        model[1].weight.fill_(torch.finfo(dtype).max)  # finite, but their sum is not
+    assert non_finite_tensor(model) is None
+    for bad in (math.nan, math.inf, -math.inf, (math.inf, -math.inf)):
+        broken = copy.deepcopy(model)
+        with torch.no_grad():
+            broken[1].bias[: len(bad) if isinstance(bad, tuple) else 1] = torch.tensor(bad, dtype=dtype)
+        assert non_finite_tensor(broken) == "1.bias"
