@@ -287,6 +287,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def onednn_figures(
+    texts: list[str],
+    pll: list[str],
+    models: dict[str, str],
+    args: argparse.Namespace,
+    fp32_runs: tuple[dict, dict, dict],
+    counted: tuple[int, int],
+) -> dict[str, float]:
+    """``reference`` mode and batched PLL with ``precision="fp32-onednn"`` (best of two processes
+    each), against the release and fp32's runs (``fp32_runs``: release, ``reference``, PLL) and
+    fp32's counted FLOPs (the same products)."""
+    release, ours, fast_pll = fp32_runs
+    flops, pll_flops = counted
+    dev, batch = args.device, args.batch_size
+    onednn = best_of_processes(
+        "metric_procedure", texts, models, "reference", batch, "fp32-onednn", dev, device=dev
+    )
+    onednn_pll = best_of_processes("batched_pll", pll, models, batch, dev, "fp32-onednn", device=dev)
+    moved = [abs(a - b) for a, b in zip(onednn["result"], ours["result"], strict=True)]
+    pll_moved = [abs(a - b) for a, b in zip(onednn_pll["result"], fast_pll["result"], strict=True)]
+    return {
+        "metric_reference_onednn_seconds": onednn["seconds"],
+        "reference_onednn_speedup": release["seconds"] / onednn["seconds"],
+        "reference_onednn_share_of_ceiling": flops / onednn["matmul_peak_flops"] / onednn["seconds"],
+        "onednn_max_score_difference_vs_fp32": max(moved),
+        "onednn_mean_score_difference_vs_fp32": sum(moved) / len(moved),
+        "batched_pll_onednn_seconds": onednn_pll["seconds"],
+        "pll_onednn_share_of_ceiling": pll_flops / onednn_pll["matmul_peak_flops"] / onednn_pll["seconds"],
+        "onednn_max_pll_difference_vs_fp32": max(pll_moved),
+    }
+
+
+def bf16_figures(bf16: dict, ours: dict, flops: int, device: torch.device) -> dict[str, float]:
+    """``reference`` mode's bf16 run against the bf16 peak, and how far it moves fp32's scores."""
+    bf16_peak = matmul_peak_flops(device, torch.bfloat16)
+    moved = [abs(a - b) for a, b in zip(bf16["result"], ours["result"], strict=True)]
+    return {
+        "bf16_matmul_peak_gflops": bf16_peak / 1e9,
+        "metric_reference_bf16_seconds": bf16["seconds"],
+        "metric_reference_bf16_share_of_bf16_peak": flops / bf16_peak / bf16["seconds"],
+        "bf16_max_score_difference_vs_fp32": max(moved),
+        "bf16_mean_score_difference_vs_fp32": sum(moved) / len(moved),
+    }
+
+
 def main() -> None:
     parser = build_parser()
     args = parser.parse_args()
@@ -317,21 +362,11 @@ def main() -> None:
             if bf16_refusal(torch.device(dev))
             else run_isolated("metric_procedure", texts, models, "reference", args.batch_size, "bf16", dev)
         )
-        onednn = onednn_pll = None
-        if onednn_refusal(torch.device(dev)) is None:  # the same fp32 products, counted alike
-            onednn = best_of_processes(
-                "metric_procedure",
-                texts,
-                models,
-                "reference",
-                args.batch_size,
-                "fp32-onednn",
-                dev,
-                device=dev,
-            )
-            onednn_pll = best_of_processes(
-                "batched_pll", pll, models, args.batch_size, dev, "fp32-onednn", device=dev
-            )
+        onednn = (
+            {}
+            if onednn_refusal(torch.device(dev))
+            else onednn_figures(texts, pll, models, args, (release, ours, fast_pll), (ours_flops, pll_flops))
+        )
     peak, pll_peak = ours["matmul_peak_flops"], fast_pll["matmul_peak_flops"]
     gap = max(abs(a - b) for a, b in zip(release["result"], ours["result"], strict=True))
     pll_gap = max(abs(a - b) for a, b in zip(slow_pll["result"], fast_pll["result"], strict=True))
@@ -367,31 +402,9 @@ def main() -> None:
     for name, flops in ours["matmul_peak_by_library"].items():  # the peak, library by library
         figures[f"reference_matmul_peak_{name}_gflops"] = flops / 1e9
         figures[f"reference_share_of_{name}_ceiling"] = ours_flops / flops / ours["seconds"]
-    if onednn is not None:
-        moved = [abs(a - b) for a, b in zip(onednn["result"], ours["result"], strict=True)]
-        pll_moved = [abs(a - b) for a, b in zip(onednn_pll["result"], fast_pll["result"], strict=True)]
-        figures |= {
-            "metric_reference_onednn_seconds": onednn["seconds"],
-            "reference_onednn_speedup": release["seconds"] / onednn["seconds"],
-            "reference_onednn_share_of_ceiling": ours_flops / onednn["matmul_peak_flops"] / onednn["seconds"],
-            "onednn_max_score_difference_vs_fp32": max(moved),
-            "onednn_mean_score_difference_vs_fp32": sum(moved) / len(moved),
-            "batched_pll_onednn_seconds": onednn_pll["seconds"],
-            "pll_onednn_share_of_ceiling": pll_flops
-            / onednn_pll["matmul_peak_flops"]
-            / onednn_pll["seconds"],
-            "onednn_max_pll_difference_vs_fp32": max(pll_moved),
-        }
+    figures |= onednn
     if bf16 is not None:  # bf16 autocast where the CPU multiplies bf16 natively
-        bf16_peak = matmul_peak_flops(torch.device(args.device), torch.bfloat16)
-        moved = [abs(a - b) for a, b in zip(bf16["result"], ours["result"], strict=True)]
-        figures |= {
-            "bf16_matmul_peak_gflops": bf16_peak / 1e9,
-            "metric_reference_bf16_seconds": bf16["seconds"],
-            "metric_reference_bf16_share_of_bf16_peak": ours_flops / bf16_peak / bf16["seconds"],
-            "bf16_max_score_difference_vs_fp32": max(moved),
-            "bf16_mean_score_difference_vs_fp32": sum(moved) / len(moved),
-        }
+        figures |= bf16_figures(bf16, ours, ours_flops, torch.device(args.device))
     for key, value in figures.items():
         print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
     if args.output:

@@ -518,6 +518,30 @@ MUTATIONS = [
             "tests/library/test_signature.py::test_files_beside_the_weights_that_change_scores_change_the_signature",
         ),
     ),
+    Mutation(
+        "onednn-feed-forward-dropped",
+        "under oneDNN, a feed-forward slice's fresh product is not written back into the layer's rows",
+        "story_quality/packed_bert.py",
+        "                    dense[rows] = out\n",
+        "                    pass\n",
+        ("tests/library/test_packed_bert.py",),
+    ),
+    Mutation(
+        "onednn-bias-dropped",
+        "the oneDNN mode drops a linear layer's bias",
+        "story_quality/onednn_products.py",
+        "                return onednn_linear(hidden, weight, bias)",
+        "                return onednn_linear(hidden, weight, None)",
+        ("tests/library/test_onednn_products.py",),
+    ),
+    Mutation(
+        "finite-sum-trusted",
+        "a weight whose sum overflows is taken for a NaN or infinite weight",
+        "story_quality/devices.py",
+        "            and not torch.isfinite(tensor).all()\n",
+        "",
+        ("tests/library/test_texts.py",),
+    ),
 ]
 
 
