@@ -352,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     device = torch.device("cpu" if args.cpu else "cuda")
     if args.cpu:
         torch.set_num_threads(args.threads)
-    peak = matmul_peak_flops(device, PRECISION_DTYPES[args.precision])
+    peak = matmul_peak_flops(device, PRECISION_DTYPES[args.precision])  # torch's own: training runs in it
     print(f"machine: {describe_machine()}")
     dtype = str(PRECISION_DTYPES[args.precision]).removeprefix("torch.")
     print(f"matmul peak of one {device.type} device in {dtype}: {peak / 1e9:,.0f} GFLOP/s")

@@ -24,8 +24,9 @@ def exact_cpu_product(tensor: torch.Tensor) -> bool:
 
 
 def row_slices(rows: int, most: int) -> list[slice]:
-    """``rows`` cut into the fewest nearly equal slices of at most ``most`` rows. With ``most`` at
-    least twice :data:`MIN_ROWS`, every slice of at least that many rows has at least MIN_ROWS."""
+    """``rows`` cut into the fewest nearly equal slices of at most ``most`` rows: one slice when
+    ``rows <= most``, otherwise slices of at least ``most // 2`` rows each (so with ``most`` at least
+    twice :data:`MIN_ROWS`, a slice has fewer than MIN_ROWS rows only where ``rows`` has)."""
     count = -(-rows // most)
     bounds = [rows * i // count for i in range(count + 1)]
     return [slice(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False)]

@@ -11,34 +11,45 @@ unchanged.
 The two libraries add up a product's terms in different orders, so scores move by float rounding
 (about 1e-7 on a probability). oneDNN's rows do not depend on how many other rows a product has
 (from 2 rows on) nor on the thread count, so packing a batch (:mod:`story_quality.packed_bert`)
-stays exact under it.
+stays exact under it. Both were measured on x86 CPUs, so other CPUs refuse it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
+import platform
+import threading
 from collections.abc import Iterator
 
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-_ACTIVE = contextvars.ContextVar("onednn_products", default=False)
+# Per thread, as torch keeps its function modes: the packed layers' own products follow the flag,
+# the models' ``F.linear`` the mode, and the two must agree.
+_STATE = threading.local()
 
 
 def onednn_refusal(device: torch.device) -> str | None:
     """Why ``device`` cannot run fp32 products through oneDNN (None: it can)."""
     if device.type != "cpu":
         return f"oneDNN's fp32 products are for CPU scoring, not {device.type}"
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return f"its exactness was measured on x86 CPUs only, not on {platform.machine()}"
     if not (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")):
         return f"this torch build ({torch.__version__}) has no oneDNN linear layer"
     return None
 
 
 def onednn_active() -> bool:
-    """Whether the products of this context run through oneDNN."""
-    return _ACTIVE.get()
+    """Whether this thread's products run through oneDNN."""
+    return getattr(_STATE, "active", False)
+
+
+def routes_to_onednn(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
+    """Whether ``F.linear(hidden, weight, bias)`` runs through oneDNN here: inside
+    :func:`onednn_products`, on a product :func:`_takes` accepts."""
+    return onednn_active() and _takes(hidden, weight, bias)
 
 
 def onednn_linear(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
@@ -47,10 +58,15 @@ def onednn_linear(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
 
 
 def _takes(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
-    """An fp32 product on a CPU outside autocast, with nothing to differentiate."""
+    """An fp32 product on a CPU outside autocast, with nothing to differentiate, a matrix of weights
+    and no bias or a whole one: oneDNN reads a bias as contiguous and one per output, so a strided,
+    broadcast or scalar bias is left to torch."""
     tensors = [hidden, weight] + ([] if bias is None else [bias])
+    whole_bias = bias is None or (bias.dim() == 1 and bias.is_contiguous() and len(bias) == weight.shape[0])
     return (
-        all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors)
+        weight.dim() == 2
+        and whole_bias
+        and all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors)
         and not torch.is_autocast_enabled("cpu")
         and not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))
     )
@@ -62,9 +78,9 @@ class _OneDNNLinear(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func is F.linear:
-            hidden, weight, *rest = args
-            bias = rest[0] if rest else kwargs.get("bias")
-            if _takes(hidden, weight, bias):
+            given = dict(zip(("input", "weight", "bias"), args, strict=False)) | kwargs
+            hidden, weight, bias = given.get("input"), given.get("weight"), given.get("bias")
+            if hidden is not None and weight is not None and _takes(hidden, weight, bias):
                 return onednn_linear(hidden, weight, bias)
         return func(*args, **kwargs)
 
@@ -72,9 +88,10 @@ class _OneDNNLinear(TorchFunctionMode):
 @contextlib.contextmanager
 def onednn_products() -> Iterator[None]:
     """The context in which fp32 ``F.linear`` on a CPU runs through oneDNN."""
-    token = _ACTIVE.set(True)
+    outer = onednn_active()
+    _STATE.active = True
     try:
         with _OneDNNLinear():
             yield
     finally:
-        _ACTIVE.reset(token)
+        _STATE.active = outer

@@ -24,8 +24,8 @@ import torch.nn.functional as F
 import transformers
 from transformers.activations import GELUActivation
 
+from story_quality import onednn_products
 from story_quality.exact_products import MIN_ROWS, row_slices
-from story_quality.onednn_products import onednn_active, onednn_linear
 
 # The fewest real tokens a batch packs: below it, products round differently by row count.
 PACK_MIN_TOKENS = MIN_ROWS
@@ -123,8 +123,8 @@ def product_into(
     """``F.linear(hidden, weight, bias)``: written into ``out`` by the same ``addmm`` ``F.linear``
     runs, or under :func:`~story_quality.onednn_products.onednn_products` by oneDNN (which writes
     a fresh tensor)."""
-    if onednn_active():
-        return onednn_linear(hidden, weight, bias)
+    if onednn_products.routes_to_onednn(hidden, weight, bias):
+        return onednn_products.onednn_linear(hidden, weight, bias)
     return torch.addmm(bias, hidden, weight.t(), out=out)
 
 

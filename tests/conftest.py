@@ -35,3 +35,24 @@ def no_network(monkeypatch):
         return real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture
+def onednn_calls(monkeypatch) -> list[tuple[int, int]]:
+    """Each product oneDNN computes from now on, as (rows, outputs); skips where torch has no oneDNN.
+    Every caller reaches oneDNN through ``onednn_products.onednn_linear``, so this sees them all."""
+    import torch
+
+    from story_quality import onednn_products
+
+    if onednn_products.onednn_refusal(torch.device("cpu")):
+        pytest.skip(onednn_products.onednn_refusal(torch.device("cpu")))
+    calls: list[tuple[int, int]] = []
+    real = onednn_products.onednn_linear
+
+    def recording(hidden, weight, bias):
+        calls.append((hidden.reshape(-1, hidden.shape[-1]).shape[0], weight.shape[0]))
+        return real(hidden, weight, bias)
+
+    monkeypatch.setattr(onednn_products, "onednn_linear", recording)
+    return calls

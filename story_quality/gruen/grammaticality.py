@@ -25,11 +25,11 @@ import torch
 import torch.nn.functional as F
 from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 
+from story_quality import onednn_products
 from story_quality.batching import length_sorted_batches, pad_batch, progress
 from story_quality.exact_products import MIN_ROWS, exact_cpu_product, row_slices
 from story_quality.gruen.loading import LoadedModel
 from story_quality.gruen.tokenization import encode_single
-from story_quality.onednn_products import onednn_active, onednn_linear
 from story_quality.packed_bert import last_hidden_rows
 
 COLA_MAX_LENGTH = 128
@@ -120,7 +120,7 @@ class LossesAt:
     def _bert_losses(
         self, transform: torch.nn.Module, decoder: torch.nn.Linear, part: torch.Tensor, targets: torch.Tensor
     ) -> torch.Tensor:
-        if onednn_active():
+        if onednn_products.routes_to_onednn(part, decoder.weight, decoder.bias):
             return _onednn_losses(transform, decoder, part, targets)
         positions, vocabulary = part.shape[0], decoder.out_features
         logits = self._buffer("logits", positions * vocabulary, part).view(positions, vocabulary)
@@ -133,8 +133,7 @@ class LossesAt:
                 logits[:, start : start + COPY_BLOCK].copy_(columns[:, start : start + COPY_BLOCK])
         else:
             torch.addmm(*product, out=logits)
-        log_probs = torch.log_softmax(logits, 1, out=logits)
-        return -log_probs[torch.arange(positions, device=part.device), targets]
+        return _losses_in_place(logits, targets)
 
     def _buffer(self, name: str, elements: int, like: torch.Tensor) -> torch.Tensor:
         """The first ``elements`` of a flat buffer kept for the next chunks and batches."""
@@ -144,6 +143,14 @@ class LossesAt:
             buffer = torch.empty(max(elements, largest), dtype=like.dtype, device=like.device)
             self._buffers[name] = buffer
         return buffer[:elements]
+
+
+def _losses_in_place(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The cross-entropy of each row of ``logits`` [positions, vocabulary] at its target, as
+    ``F.cross_entropy`` computes it bit for bit, with the logits turned into log-probabilities in
+    place (the same ``log_softmax`` kernel, no fresh tensor of positions x vocabulary)."""
+    log_probs = torch.log_softmax(logits, 1, out=logits)
+    return -log_probs[torch.arange(len(logits), device=logits.device), targets]
 
 
 def _onednn_losses(
@@ -157,9 +164,8 @@ def _onednn_losses(
     states = transform(part)
     losses = []
     for rows in row_slices(len(states), ONEDNN_HEAD_POSITIONS):
-        logits = onednn_linear(states[rows], decoder.weight, decoder.bias)
-        log_probs = torch.log_softmax(logits, 1, out=logits)
-        losses.append(-log_probs[torch.arange(len(logits), device=part.device), targets[rows]])
+        logits = onednn_products.onednn_linear(states[rows], decoder.weight, decoder.bias)
+        losses.append(_losses_in_place(logits, targets[rows]))
     return torch.cat(losses)
 
 

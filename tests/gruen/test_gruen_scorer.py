@@ -11,7 +11,7 @@ import torch
 import transformers
 from gruen_models import save_all
 
-from story_quality import metric_path, onednn_products, precision
+from story_quality import metric_path, precision
 from story_quality.checkpoint_reference import CheckpointReference
 from story_quality.gruen import GruenScorer
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, COLA_REVISION
@@ -76,21 +76,15 @@ def test_model_names_and_options_are_checked(paths):
         scorer.score(TEXTS, lm_scoring="masked")
 
 
-def test_fp32_onednn_runs_every_model_product_through_onednn_and_says_so(paths, monkeypatch):
-    if onednn_products.onednn_refusal(torch.device("cpu")):
-        pytest.skip("torch without oneDNN")
+def test_fp32_onednn_runs_every_model_product_through_onednn_and_says_so(paths, onednn_calls):
     scorer = GruenScorer(**paths)
     exact = scorer.score(TEXTS, coherence=True)
-    outputs: set[int] = set()
-    real = onednn_products.onednn_linear
-    monkeypatch.setattr(
-        onednn_products, "onednn_linear", lambda h, w, b: outputs.add(w.shape[0]) or real(h, w, b)
-    )
+    fast = scorer.score(TEXTS, precision="fp32-onednn")  # the LM and CoLA alone
+    vocabulary = transformers.AutoConfig.from_pretrained(paths["lm_model"]).vocab_size
+    assert vocabulary in {outputs for _, outputs in onednn_calls}  # the LM head's vocabulary product
+    assert 2 in {outputs for _, outputs in onednn_calls}  # CoLA's two classes
     fast = scorer.score(TEXTS, coherence=True, precision="fp32-onednn")
     assert fast.signature == exact.signature.replace("|fp32", "|fp32-onednn")
-    vocabulary = transformers.AutoConfig.from_pretrained(paths["lm_model"]).vocab_size
-    assert vocabulary in outputs  # the LM head's vocabulary product
-    assert 2 in outputs  # the classifiers' (CoLA's and sentence order's) two classes
     assert fast.redundancy == exact.redundancy and fast.focus == exact.focus
     assert fast.scores == pytest.approx(exact.scores, abs=1e-5)
 

@@ -12,7 +12,7 @@ from story_quality.batching import pad_batch
 from story_quality.gruen import grammaticality
 from story_quality.gruen.grammaticality import LossesAt
 from story_quality.gruen.loading import LoadedModel
-from story_quality.onednn_products import onednn_products, onednn_refusal
+from story_quality.onednn_products import onednn_products
 
 CHUNK, MIN_ROWS = 16, 12  # chunks of 16 positions; chunks of 12 and more multiply column-major
 
@@ -74,27 +74,31 @@ def test_losses_equal_the_cross_entropy_of_the_head_bit_for_bit(kind, monkeypatc
     assert all(len(pointers) == 1 for pointers in buffers.values())
 
 
-@pytest.mark.skipif(onednn_refusal(torch.device("cpu")) is not None, reason="torch without oneDNN")
-def test_under_onednn_the_losses_equal_the_cross_entropy_of_the_head_bit_for_bit(monkeypatch):
+def test_onednn_head_pieces_keep_two_rows_or_more():
+    """A piece of one row would be oneDNN's matrix-vector product, whose bits differ: pieces of at
+    most N positions have at least N // 2 (exact_products.row_slices)."""
+    assert grammaticality.ONEDNN_HEAD_POSITIONS >= 4
+
+
+def test_under_onednn_the_losses_equal_the_cross_entropy_of_the_head_bit_for_bit(monkeypatch, onednn_calls):
     """In pieces of at most ``ONEDNN_HEAD_POSITIONS`` positions (here 6, so a chunk of 16 takes
     three pieces), oneDNN's vocabulary products, in no buffer."""
     monkeypatch.setattr(grammaticality, "HEAD_CHUNK", CHUNK)
     monkeypatch.setattr(grammaticality, "ONEDNN_HEAD_POSITIONS", 6)
-    products: list[int] = []
-    real = grammaticality.onednn_linear
-    monkeypatch.setattr(
-        grammaticality, "onednn_linear", lambda h, w, b: products.append(len(h)) or real(h, w, b)
-    )
     model = masked_lm("bert")
+    vocabulary = model.config.vocab_size
     losses_at = LossesAt(LoadedModel(tokenizer=None, model=model, window=40))
+    pieces: list[int] = []
     with torch.inference_mode(), onednn_products():
         for rows_of_ids in BATCHES:
             input_ids, mask = pad_batch(rows_of_ids, 0, torch.device("cpu"))
             rows, cols = mask.nonzero(as_tuple=True)
             targets = input_ids[rows, cols].flip(0)
+            del onednn_calls[:]
             got = losses_at(input_ids, mask, rows, cols, targets)
+            pieces += [n for n, outputs in onednn_calls if outputs == vocabulary]
             assert torch.equal(got, expected_losses(model, input_ids, mask, rows, cols, targets, CHUNK))
-    assert products == [5, 5, 6, 4, 4, 3, 5, 5, 6, 4]  # chunks of 16, 8; 3; 16, 4
+    assert pieces == [5, 5, 6, 4, 4, 3, 5, 5, 6, 4]  # chunks of 16, 8; 3; 16, 4
     assert losses_at._buffers == {}
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -15,18 +17,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def spy(monkeypatch) -> list[tuple[int, ...]]:
-    """The shapes of the products oneDNN computes from now on."""
-    calls: list[tuple[int, ...]] = []
-    real = onednn_products.onednn_linear
-    monkeypatch.setattr(
-        onednn_products, "onednn_linear", lambda h, w, b: calls.append(tuple(h.shape)) or real(h, w, b)
-    )
-    return calls
-
-
-def test_linear_layers_run_through_onednn_inside_the_context_only(monkeypatch):
-    calls = spy(monkeypatch)
+def test_linear_layers_run_through_onednn_inside_the_context_only(onednn_calls):
     layer = torch.nn.Linear(48, 24).eval()
     hidden = torch.randn(3, 7, 48)
     with torch.inference_mode():
@@ -34,19 +25,43 @@ def test_linear_layers_run_through_onednn_inside_the_context_only(monkeypatch):
         with products():
             assert onednn_active()
             inside = layer(hidden)
-            functional = F.linear(hidden, layer.weight)  # bias None, keyword or not
+            without_bias = F.linear(hidden, layer.weight)
+            by_keyword = F.linear(input=hidden, weight=layer.weight, bias=layer.bias)
+            mixed = F.linear(hidden, weight=layer.weight)
+            with products():  # nested: still on inside, and after the inner one ends
+                assert onednn_active()
+            assert onednn_active()
         assert not onednn_active()
         after = layer(hidden)
-    assert calls == [(3, 7, 48), (3, 7, 48)]
+    assert onednn_calls == [(21, 24)] * 4
     assert torch.equal(inside, onednn_linear(hidden, layer.weight, layer.bias))
+    assert torch.equal(by_keyword, inside) and torch.equal(mixed, without_bias)
     torch.testing.assert_close(inside, blas)
-    torch.testing.assert_close(functional, hidden @ layer.weight.t())
+    torch.testing.assert_close(without_bias, hidden @ layer.weight.t())
     assert torch.equal(after, blas)
 
 
+@pytest.mark.parametrize(
+    "bias",
+    [
+        torch.arange(16.0)[::2],  # strided
+        torch.tensor(1.5).expand(8),  # broadcast
+        torch.tensor(2.0),  # a scalar
+        torch.tensor([3.0]),  # one for all
+    ],
+    ids=["strided", "expanded", "scalar", "one"],
+)
+def test_a_bias_onednn_would_misread_is_left_to_torch(onednn_calls, bias):
+    hidden, weight = torch.randn(5, 4), torch.randn(8, 4)
+    with torch.inference_mode(), products():
+        got = F.linear(hidden, weight, bias)
+    assert onednn_calls == []
+    assert torch.equal(got, F.linear(hidden, weight, bias))
+
+
 @pytest.mark.parametrize("case", ["float64", "autocast", "gradient"])
-def test_other_products_are_left_to_torch(monkeypatch, case):
-    calls = spy(monkeypatch)
+def test_other_products_are_left_to_torch(onednn_calls, case):
+    calls = onednn_calls
     layer = torch.nn.Linear(16, 8)
     hidden = torch.randn(4, 16, dtype=torch.float64 if case == "float64" else torch.float32)
     if case == "float64":
@@ -78,6 +93,15 @@ def test_a_row_does_not_depend_on_the_other_rows_from_two_rows_on(inner, width):
         torch.set_num_threads(threads)
 
 
+def test_the_flag_is_per_thread_as_torchs_modes_are():
+    seen: list[bool] = []
+    with products():
+        thread = threading.Thread(target=lambda: seen.append(onednn_active()))
+        thread.start()
+        thread.join()
+    assert seen == [False]
+
+
 def test_it_is_refused_off_the_cpu_and_without_onednn_by_name(monkeypatch):
     with pytest.raises(
         ValueError, match=r'precision="fp32-onednn" is refused: .* not cuda\. Use precision="fp32"'
@@ -86,6 +110,9 @@ def test_it_is_refused_off_the_cpu_and_without_onednn_by_name(monkeypatch):
     assert precision.check_precision("fp32-onednn", torch.device("cpu")) == "fp32-onednn"
     monkeypatch.setattr(torch.backends.mkldnn, "is_available", lambda: False)
     with pytest.raises(ValueError, match="has no oneDNN linear layer"):
+        precision.check_precision("fp32-onednn", torch.device("cpu"))
+    monkeypatch.setattr(onednn_products.platform, "machine", lambda: "aarch64")
+    with pytest.raises(ValueError, match="measured on x86 CPUs only, not on aarch64"):
         precision.check_precision("fp32-onednn", torch.device("cpu"))
 
 

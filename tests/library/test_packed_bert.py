@@ -99,3 +99,8 @@ def test_feed_forward_slices_cover_the_rows_in_the_fewest_slices_none_too_small(
     assert max(sizes) <= packed_bert.FEED_FORWARD_ROWS
     assert len(slices) == -(-rows // packed_bert.FEED_FORWARD_ROWS)
     assert min(sizes) >= min(rows, PACK_MIN_TOKENS)
+
+
+def test_the_feed_forward_slices_are_wide_enough_to_stay_exact():
+    """Slices of at least half of FEED_FORWARD_ROWS: half must not fall under the packing threshold."""
+    assert packed_bert.FEED_FORWARD_ROWS >= 2 * PACK_MIN_TOKENS
