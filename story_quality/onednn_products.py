@@ -65,6 +65,8 @@ def _takes(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None
     whole_bias = bias is None or (bias.dim() == 1 and bias.is_contiguous() and len(bias) == weight.shape[0])
     return (
         weight.dim() == 2
+        and hidden.dim() >= 1
+        and hidden.shape[-1] == weight.shape[1]  # a mismatch gets torch's own error
         and whole_bias
         and all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors)
         and not torch.is_autocast_enabled("cpu")

@@ -59,6 +59,12 @@ def test_a_bias_onednn_would_misread_is_left_to_torch(onednn_calls, bias):
     assert torch.equal(got, F.linear(hidden, weight, bias))
 
 
+def test_a_product_of_the_wrong_shape_gets_torchs_own_error(onednn_calls):
+    with products(), pytest.raises(RuntimeError, match="cannot be multiplied"):
+        F.linear(torch.randn(5, 4), torch.randn(8, 3))
+    assert onednn_calls == []
+
+
 @pytest.mark.parametrize("case", ["float64", "autocast", "gradient"])
 def test_other_products_are_left_to_torch(onednn_calls, case):
     calls = onednn_calls
