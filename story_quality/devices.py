@@ -47,9 +47,7 @@ def non_finite_tensor(model: torch.nn.Module) -> str | None:
         # faster than testing every element); only a sum that overflows is tested element by element.
         if (
             tensor.is_floating_point()
-            and not torch.isfinite(
-                tensor.sum(dtype=torch.float64 if tensor.dtype == torch.float64 else torch.float32)
-            )
+            and not torch.isfinite(tensor.sum(dtype=torch.promote_types(tensor.dtype, torch.float32)))
             and not torch.isfinite(tensor).all()
         ):
             return name

@@ -193,9 +193,10 @@ class BertLayers:
             attended = _layer_norm(layer.attention.output.LayerNorm, dense.add_(hidden))
             dense = batch.dense
             for rows in feed_forward_slices(len(attended)):
-                out = self._feed_forward(layer, attended[rows], batch.intermediate, dense[rows])
-                if out.data_ptr() != dense[rows].data_ptr():  # oneDNN wrote a fresh tensor
-                    dense[rows] = out
+                target = dense[rows]
+                out = self._feed_forward(layer, attended[rows], batch.intermediate, target)
+                if out.data_ptr() != target.data_ptr():  # oneDNN wrote a fresh tensor
+                    target.copy_(out)
             hidden = _layer_norm(layer.output.LayerNorm, dense.add_(attended))
         return hidden
 

@@ -37,13 +37,6 @@ def test_the_peak_beside_some_work_is_each_librarys_better_measurement(monkeypat
 
 
 @pytest.mark.parametrize("library", ["torch", "onednn"])
-def test_each_library_is_timed_on_its_own_products(monkeypatch, library):
-    if library == "onednn" and onednn_refusal(torch.device("cpu")):
-        pytest.skip("torch without oneDNN")
-    ran: list[str] = []
-    import story_quality.onednn_products as products
-
-    real = products.onednn_linear
-    monkeypatch.setattr(products, "onednn_linear", lambda *args: ran.append("onednn") or real(*args))
+def test_each_library_is_timed_on_its_own_products(onednn_calls, library):
     assert machine.matmul_peak_flops(torch.device("cpu"), seconds=0.01, library=library) > 0
-    assert bool(ran) == (library == "onednn")
+    assert bool(onednn_calls) == (library == "onednn")
