@@ -67,12 +67,17 @@ def test_a_product_of_the_wrong_shape_gets_torchs_own_error(onednn_calls):
 
 @pytest.mark.parametrize("case", ["float64", "autocast", "gradient"])
 def test_other_products_are_left_to_torch(onednn_calls, case):
+    """Each case alone: only the gradient case has a gradient to keep."""
     calls = onednn_calls
     layer = torch.nn.Linear(16, 8)
     hidden = torch.randn(4, 16, dtype=torch.float64 if case == "float64" else torch.float32)
     if case == "float64":
         layer = layer.double()
-    with products(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=case == "autocast"):
+    with (
+        products(),
+        torch.autocast("cpu", dtype=torch.bfloat16, enabled=case == "autocast"),
+        torch.inference_mode(case != "gradient"),
+    ):
         out = layer(hidden)
     assert calls == []
     if case == "gradient":
