@@ -20,7 +20,6 @@ from story_quality.packed_bert import (
     PACK_MIN_TOKENS,
     BertLayers,
     packs,
-    product_into,
     supports_bert_layers,
 )
 
@@ -96,9 +95,7 @@ class BertClassifierFastPath:
         packed = self.layers.packed_batch(mask, hidden.dtype)
         hidden = self.layers.packed(packed.pack(hidden), packed, keep, len(self.layers.layers) - 1)
         weight, bias = self.layers.fused_qkv(hidden.device)[-1]
-        kv_rows = packed.qkv.view(-1)[: len(hidden) * 2 * width].view(-1, 2 * width)
-        kv_rows = product_into(weight[width:], bias[width:], hidden, kv_rows)
-        kv = packed.scatter(kv_rows, slice(0, 2 * width))
+        kv = packed.projected(weight[width:], bias[width:], hidden)
         # The [CLS] rows laid out as the padded path's ``hidden[:, :1]`` (row stride T * d): the
         # last layer's matrix products read them with that stride, and a product's rounding may
         # depend on it.

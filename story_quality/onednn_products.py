@@ -12,6 +12,12 @@ The two libraries add up a product's terms in different orders, so scores move b
 (about 1e-7 on a probability). oneDNN's rows do not depend on how many other rows a product has
 (from 2 rows on) nor on the thread count, so packing a batch (:mod:`story_quality.packed_bert`)
 stays exact under it. Both were measured on x86 CPUs, so other CPUs refuse it.
+
+oneDNN multiplies by a weight in its own blocked layout. Given a plain weight it lays it out again
+on every product; :func:`onednn_linear` instead lays each weight out once, on its first product,
+and keeps that copy while the weight lives (one more copy of each linear layer's weights in
+memory). The products have the same bits either way; on the EPYC a BERT-base product runs about
+4 % faster.
 """
 
 from __future__ import annotations
@@ -24,10 +30,18 @@ from collections.abc import Iterator
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
+from torch.utils.weak import WeakIdKeyDictionary
 
 # Per thread, as torch keeps its function modes: the packed layers' own products follow the flag,
 # the models' ``F.linear`` the mode, and the two must agree.
 _STATE = threading.local()
+
+# Each weight's oneDNN layout, keyed by the weight itself (dropped with it), beside the stamp it was
+# made from: the weight's storage and, where torch counts them, its in-place changes.
+_LAYOUTS: WeakIdKeyDictionary = WeakIdKeyDictionary()
+# The row count oneDNN is told to expect when it lays a weight out: a product of any row count
+# takes the layout, with the same bits as from the plain weight (tests check both).
+LAYOUT_ROWS = 1024
 
 
 def onednn_refusal(device: torch.device) -> str | None:
@@ -36,7 +50,10 @@ def onednn_refusal(device: torch.device) -> str | None:
         return f"oneDNN's fp32 products are for CPU scoring, not {device.type}"
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return f"its exactness was measured on x86 CPUs only, not on {platform.machine()}"
-    if not (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")):
+    if not (
+        torch.backends.mkldnn.is_available()
+        and all(hasattr(torch.ops.mkldnn, op) for op in ("_linear_pointwise", "_reorder_linear_weight"))
+    ):
         return f"this torch build ({torch.__version__}) has no oneDNN linear layer"
     return None
 
@@ -53,8 +70,22 @@ def routes_to_onednn(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Ten
 
 
 def onednn_linear(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """``F.linear(hidden, weight, bias)`` computed by oneDNN."""
-    return torch.ops.mkldnn._linear_pointwise(hidden, weight, bias, "none", [], "")
+    """``F.linear(hidden, weight, bias)`` computed by oneDNN, from the weight's kept layout."""
+    return torch.ops.mkldnn._linear_pointwise(hidden, laid_out(weight), bias, "none", [], "")
+
+
+def laid_out(weight: torch.Tensor) -> torch.Tensor:
+    """``weight`` in oneDNN's layout, made on first use and kept while ``weight`` lives and is
+    unchanged; a view or a non-contiguous weight as it is (a view is often made per product, and
+    laying it out would cost about as much as the product it serves)."""
+    if weight._base is not None or not weight.is_contiguous():
+        return weight
+    stamp = (weight.data_ptr(), None if weight.is_inference() else weight._version)
+    kept = _LAYOUTS.get(weight)
+    if kept is None or kept[0] != stamp:
+        kept = (stamp, torch.ops.mkldnn._reorder_linear_weight(weight, LAYOUT_ROWS))
+        _LAYOUTS[weight] = kept
+    return kept[1]
 
 
 def _takes(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:

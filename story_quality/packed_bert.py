@@ -29,18 +29,21 @@ from story_quality.exact_products import MIN_ROWS, row_slices
 
 # The fewest real tokens a batch packs: below it, products round differently by row count.
 PACK_MIN_TOKENS = MIN_ROWS
-# The most rows a packed layer's feed-forward takes at a time. Its middle, rows x 4d, is written and
-# read back at once: for BERT-base at 1,024 rows 12 MB, which stays in a server CPU's last-level
-# cache, where a whole batch's (3,600 ROC tokens: 44 MB) goes out to memory. On the AMD EPYC with
-# AVX-512 that took the feed-forward from 384 to 442 GFLOP/s in oneDNN, 205 to 213 in MKL.
-FEED_FORWARD_ROWS = 1024
+# The most rows a packed layer's wide products take at a time: the fused query/key/value projection
+# and the feed-forward. The feed-forward's middle, rows x 4d, is written and read back at once: for
+# BERT-base at 1,024 rows 12 MB, which stays in a server CPU's last-level cache, where a whole
+# batch's (3,600 ROC tokens: 44 MB) goes out to memory. On the AMD EPYC with AVX-512 that took the
+# feed-forward from 384 to 442 GFLOP/s in oneDNN, 205 to 213 in MKL. oneDNN writes each product
+# into a fresh tensor, and one over 32 MB (a whole batch's projection: 33 MB) is mapped from the
+# system anew every time, page by page: in slices the projection went from 380 to 483 GFLOP/s.
+SLICE_ROWS = 1024
 
 
-def feed_forward_slices(rows: int) -> list[slice]:
-    """``rows`` cut into the fewest nearly equal slices of at most :data:`FEED_FORWARD_ROWS`: from
+def product_slices(rows: int) -> list[slice]:
+    """``rows`` cut into the fewest nearly equal slices of at most :data:`SLICE_ROWS`: from
     :data:`PACK_MIN_TOKENS` rows on, every slice has at least that many (each row's bits then do
     not depend on the slice it is in)."""
-    return row_slices(rows, FEED_FORWARD_ROWS)
+    return row_slices(rows, SLICE_ROWS)
 
 
 def supports_bert_layers(bert: torch.nn.Module) -> bool:
@@ -69,9 +72,9 @@ class PackedBatch:
     story: torch.Tensor  # [N]: the batch row each real token belongs to
     position: torch.Tensor  # [N]: its position in that row
     padded_qkv: torch.Tensor  # [B * T, 3d]: padding rows stay zero (zero attention), real rows rewritten
-    qkv: torch.Tensor  # [N, 3d]
+    qkv: torch.Tensor  # [at most SLICE_ROWS, 3d]
     dense: torch.Tensor  # [N, d]
-    intermediate: torch.Tensor  # [at most FEED_FORWARD_ROWS, feed-forward width]
+    intermediate: torch.Tensor  # [at most SLICE_ROWS, feed-forward width]
     shape: tuple[int, int]  # (B, T)
 
     @classmethod
@@ -89,9 +92,9 @@ class PackedBatch:
             story=story,
             position=position,
             padded_qkv=torch.zeros(mask.numel(), 3 * width, dtype=dtype, device=mask.device),
-            qkv=empty(tokens, 3 * width),
+            qkv=empty(min(tokens, SLICE_ROWS), 3 * width),
             dense=empty(tokens, width),
-            intermediate=empty(min(tokens, FEED_FORWARD_ROWS), ffn),
+            intermediate=empty(min(tokens, SLICE_ROWS), ffn),
             shape=(mask.shape[0], mask.shape[1]),
         )
 
@@ -99,11 +102,16 @@ class PackedBatch:
         """[B, T, c] to the real tokens' rows [N, c]."""
         return padded.reshape(-1, padded.shape[-1]).index_select(0, self.rows)
 
-    def scatter(self, rows: torch.Tensor, columns: slice) -> torch.Tensor:
-        """``rows`` [N, c] written into the padded layout's ``columns``: a [B, T, c] view."""
-        padded = self.padded_qkv[:, columns]
-        padded.index_copy_(0, self.rows, rows)
-        return padded.view(*self.shape, rows.shape[1])
+    def projected(self, weight: torch.Tensor, bias: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+        """``F.linear(hidden, weight, bias)`` of the real tokens' rows ``hidden`` [N, d], written
+        slice by slice into the padded layout's first columns: a [B, T, c] view."""
+        columns = self.padded_qkv[:, : weight.shape[0]]
+        for rows in product_slices(len(hidden)):
+            part = product_into(
+                weight, bias, hidden[rows], self.qkv[: rows.stop - rows.start, : weight.shape[0]]
+            )
+            columns.index_copy_(0, self.rows[rows], part)
+        return columns.view(*self.shape, weight.shape[0])
 
 
 def _layer_norm(norm: torch.nn.LayerNorm, hidden: torch.Tensor) -> torch.Tensor:
@@ -186,13 +194,12 @@ class BertLayers:
         attention alone on the padded layout. Returns [N, d], which may be one of the buffers."""
         width = hidden.shape[1]
         for layer, (weight, bias) in zip(self.layers[:count], self.fused_qkv(hidden.device), strict=False):
-            qkv = product_into(weight, bias, hidden, batch.qkv)
-            query, key, value = self.split_heads(batch.scatter(qkv, slice(None)), 3)
+            query, key, value = self.split_heads(batch.projected(weight, bias, hidden), 3)
             context = self.attend(query, key, value, keep)[batch.story, batch.position].reshape(-1, width)
             dense = _linear_into(layer.attention.output.dense, context, batch.dense)
             attended = _layer_norm(layer.attention.output.LayerNorm, dense.add_(hidden))
             dense = batch.dense
-            for rows in feed_forward_slices(len(attended)):
+            for rows in product_slices(len(attended)):
                 target = dense[rows]
                 out = self._feed_forward(layer, attended[rows], batch.intermediate, target)
                 if out.data_ptr() != target.data_ptr():  # oneDNN wrote a fresh tensor

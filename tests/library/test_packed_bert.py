@@ -32,12 +32,12 @@ def encoder(hidden_act: str = "gelu") -> transformers.BertModel:
 @pytest.mark.parametrize("arithmetic", ["fp32", "fp32-onednn"])
 def test_packed_layers_equal_the_padded_layers_bit_for_bit(lengths, hidden_act, arithmetic, monkeypatch):
     """In torch's BLAS and in oneDNN's products (``precision="fp32-onednn"``) alike; the last batch
-    (235 tokens) runs its feed-forward in slices, as a batch of over 1,024 tokens does."""
+    (235 tokens) runs its projections and feed-forward in slices, as a batch of over 1,024 tokens does."""
     if arithmetic == "fp32-onednn" and onednn_refusal(torch.device("cpu")):
         pytest.skip("torch without oneDNN")
-    monkeypatch.setattr(packed_bert, "FEED_FORWARD_ROWS", 2 * PACK_MIN_TOKENS)
+    monkeypatch.setattr(packed_bert, "SLICE_ROWS", 2 * PACK_MIN_TOKENS)
     if sum(lengths) > 2 * PACK_MIN_TOKENS:
-        assert len(packed_bert.feed_forward_slices(sum(lengths))) == 2
+        assert len(packed_bert.product_slices(sum(lengths))) == 2
     layers = BertLayers(encoder(hidden_act))
     input_ids, mask = pad_batch(token_rows(lengths), 0, torch.device("cpu"))
     real = mask.bool()
@@ -91,16 +91,16 @@ def test_only_plain_bert_encoders_take_the_layers(changed):
 
 
 @pytest.mark.parametrize("rows", [1, 63, 64, 1023, 1024, 1025, 2048, 2049, 3600, 10_000])
-def test_feed_forward_slices_cover_the_rows_in_the_fewest_slices_none_too_small(rows):
-    slices = packed_bert.feed_forward_slices(rows)
+def test_product_slices_cover_the_rows_in_the_fewest_slices_none_too_small(rows):
+    slices = packed_bert.product_slices(rows)
     assert [s.start for s in slices[1:]] == [s.stop for s in slices[:-1]]
     assert (slices[0].start, slices[-1].stop) == (0, rows)
     sizes = [s.stop - s.start for s in slices]
-    assert max(sizes) <= packed_bert.FEED_FORWARD_ROWS
-    assert len(slices) == -(-rows // packed_bert.FEED_FORWARD_ROWS)
+    assert max(sizes) <= packed_bert.SLICE_ROWS
+    assert len(slices) == -(-rows // packed_bert.SLICE_ROWS)
     assert min(sizes) >= min(rows, PACK_MIN_TOKENS)
 
 
-def test_the_feed_forward_slices_are_wide_enough_to_stay_exact():
-    """Slices of at least half of FEED_FORWARD_ROWS: half must not fall under the packing threshold."""
-    assert packed_bert.FEED_FORWARD_ROWS >= 2 * PACK_MIN_TOKENS
+def test_the_product_slices_are_wide_enough_to_stay_exact():
+    """Slices of at least half of SLICE_ROWS: half must not fall under the packing threshold."""
+    assert packed_bert.SLICE_ROWS >= 2 * PACK_MIN_TOKENS
