@@ -83,9 +83,14 @@ def laid_out(weight: torch.Tensor) -> torch.Tensor:
     stamp = (weight.data_ptr(), None if weight.is_inference() else weight._version)
     kept = _LAYOUTS.get(weight)
     if kept is None or kept[0] != stamp:
-        kept = (stamp, torch.ops.mkldnn._reorder_linear_weight(weight, LAYOUT_ROWS))
+        kept = (stamp, _lay_out(weight))
         _LAYOUTS[weight] = kept
     return kept[1]
+
+
+def _lay_out(weight: torch.Tensor) -> torch.Tensor:
+    """A copy of ``weight`` in oneDNN's layout for products of about :data:`LAYOUT_ROWS` rows."""
+    return torch.ops.mkldnn._reorder_linear_weight(weight, LAYOUT_ROWS)
 
 
 def _takes(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:

@@ -535,6 +535,22 @@ MUTATIONS = [
         ("tests/library/test_onednn_products.py",),
     ),
     Mutation(
+        "onednn-layout-stale",
+        "a weight changed in place keeps multiplying by its old oneDNN layout",
+        "story_quality/onednn_products.py",
+        "None if weight.is_inference() else weight._version)",
+        "None)",
+        ("tests/library/test_onednn_products.py",),
+    ),
+    Mutation(
+        "projection-slice-dropped",
+        "only the first slice of a packed projection is written into the padded layout",
+        "story_quality/packed_bert.py",
+        "        for rows in product_slices(len(hidden)):\n",
+        "        for rows in product_slices(len(hidden))[:1]:\n",
+        ("tests/library/test_packed_bert.py",),
+    ),
+    Mutation(
         "finite-sum-trusted",
         "a weight whose sum overflows is taken for a NaN or infinite weight",
         "story_quality/devices.py",

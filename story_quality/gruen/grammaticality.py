@@ -33,9 +33,11 @@ from story_quality.gruen.tokenization import encode_single
 from story_quality.packed_bert import last_hidden_rows
 
 COLA_MAX_LENGTH = 128
-# Positions per oneDNN vocabulary product: 31 MB of logits for BERT's vocabulary, read back by
-# log_softmax from the cache.
-ONEDNN_HEAD_POSITIONS = 256
+# Positions per oneDNN vocabulary product: 16 MB of logits for BERT's vocabulary, read back by
+# log_softmax from the cache. oneDNN writes each piece's logits into fresh memory; at 256 positions
+# (31 MB) glibc often mapped it from the system anew, page by page, and a fifth of the pieces took
+# nearly three times as long: on the AMD EPYC the head went from 319 to 394 GFLOP/s at 128.
+ONEDNN_HEAD_POSITIONS = 128
 HEAD_CHUNK = 1024  # positions per LM-head call: bounds the (positions x vocabulary) logits in memory
 COPY_BLOCK = 256  # vocabulary columns per block when copied row-major (1.5x-3x faster than whole)
 

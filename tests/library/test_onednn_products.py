@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 
 import pytest
 import torch
@@ -92,6 +94,7 @@ def test_a_row_does_not_depend_on_the_other_rows_from_two_rows_on(inner, width):
     torch.manual_seed(0)
     hidden, weight, bias = torch.randn(600, inner), torch.randn(width, inner) / 30, torch.randn(width)
     whole = onednn_linear(hidden, weight, bias)
+    assert torch.equal(whole, _plain(hidden, weight, bias)), "the kept layout changes no bit"
     for rows, start in [(2, 0), (3, 5), (11, 100), (12, 7), (63, 301), (64, 0), (299, 300)]:
         assert torch.equal(
             onednn_linear(hidden[start : start + rows], weight, bias), whole[start : start + rows]
@@ -132,3 +135,58 @@ def test_the_precision_context_is_the_onednn_one():
         assert onednn_active()
     with precision.autocast("fp32", torch.device("cpu")):
         assert not onednn_active()
+
+
+def _plain(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """oneDNN's product from the weight as it is, laid out anew by oneDNN for this product alone."""
+    return torch.ops.mkldnn._linear_pointwise(hidden, weight, bias, "none", [], "")
+
+
+def test_each_weight_is_laid_out_once_and_anew_when_it_changes(monkeypatch):
+    made: list[tuple[int, ...]] = []
+    lay_out = onednn_products._lay_out
+    monkeypatch.setattr(
+        onednn_products, "_lay_out", lambda weight: made.append(weight.shape) or lay_out(weight)
+    )
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(96, 40)
+    hidden = torch.randn(130, 96)
+    with torch.inference_mode():
+        first = onednn_linear(hidden, layer.weight, layer.bias)
+        assert torch.equal(onednn_linear(hidden, layer.weight, layer.bias), first)
+        assert made == [(40, 96)]
+        assert torch.equal(first, _plain(hidden, layer.weight, layer.bias))
+    with torch.no_grad():
+        layer.weight.mul_(2)  # changed in place: its version moves on
+    with torch.inference_mode():
+        assert torch.equal(
+            onednn_linear(hidden, layer.weight, layer.bias), _plain(hidden, layer.weight, layer.bias)
+        )
+        assert len(made) == 2
+    layer.weight.data = torch.randn(40, 96)  # new storage, the same parameter
+    with torch.inference_mode():
+        assert torch.equal(
+            onednn_linear(hidden, layer.weight, layer.bias), _plain(hidden, layer.weight, layer.bias)
+        )
+        assert len(made) == 3
+        view = layer.weight[:24]
+        assert torch.equal(
+            onednn_linear(hidden, view, layer.bias[:24]), _plain(hidden, view, layer.bias[:24])
+        )
+        assert len(made) == 3, "a view is multiplied as it is"
+        made_here = torch.randn(40, 96)  # an inference tensor: no version counter
+        assert made_here.is_inference()
+        assert torch.equal(onednn_linear(hidden, made_here, None), _plain(hidden, made_here, None))
+        assert len(made) == 4
+
+
+def test_a_layout_is_dropped_with_its_weight():
+    weight = torch.randn(8, 16)
+    with torch.inference_mode():
+        onednn_linear(torch.randn(4, 16), weight, None)
+    layout = weakref.ref(onednn_products._LAYOUTS[weight][1])
+    gc.collect()
+    assert layout() is not None
+    del weight
+    gc.collect()
+    assert layout() is None
