@@ -14,10 +14,12 @@ The two libraries add up a product's terms in different orders, so scores move b
 stays exact under it. Both were measured on x86 CPUs, so other CPUs refuse it.
 
 oneDNN multiplies by a weight in its own blocked layout. Given a plain weight it lays it out again
-on every product; :func:`onednn_linear` instead lays each weight out once, on its first product,
-and keeps that copy while the weight lives (one more copy of each linear layer's weights in
-memory). The products have the same bits either way; on the EPYC a BERT-base product runs about
-4 % faster.
+on every product; :func:`onednn_linear` instead lays each weight out once, on its first product of
+two rows or more, and keeps that copy while the weight lives (one more copy of each linear layer's
+weights in memory, also after the scoring call). Those products have the same bits either way (a
+single row, a matrix-vector product, would not, so it takes the plain weight); on the EPYC a
+BERT-base product runs about 4 % faster. A weight changed in place where torch does not count it
+(through ``.data``, or an inference tensor) keeps its old layout: :func:`forget_layouts` drops them.
 """
 
 from __future__ import annotations
@@ -70,15 +72,24 @@ def routes_to_onednn(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Ten
 
 
 def onednn_linear(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """``F.linear(hidden, weight, bias)`` computed by oneDNN, from the weight's kept layout."""
-    return torch.ops.mkldnn._linear_pointwise(hidden, laid_out(weight), bias, "none", [], "")
+    """``F.linear(hidden, weight, bias)`` computed by oneDNN, from the weight's kept layout where the
+    product has two rows or more (a single row rounds differently from the layout)."""
+    rows = hidden.numel() // max(1, hidden.shape[-1])
+    kept = laid_out(weight) if rows >= 2 else weight
+    return torch.ops.mkldnn._linear_pointwise(hidden, kept, bias, "none", [], "")
+
+
+def forget_layouts() -> None:
+    """Drop every kept layout: after changing weights in place where torch does not count it."""
+    _LAYOUTS.clear()
 
 
 def laid_out(weight: torch.Tensor) -> torch.Tensor:
     """``weight`` in oneDNN's layout, made on first use and kept while ``weight`` lives and is
-    unchanged; a view or a non-contiguous weight as it is (a view is often made per product, and
-    laying it out would cost about as much as the product it serves)."""
-    if weight._base is not None or not weight.is_contiguous():
+    unchanged; a view (of part of a storage) or a non-contiguous weight as it is: a view is often
+    made per product, and laying it out would cost about as much as the product it serves."""
+    whole = weight.untyped_storage().nbytes() == weight.numel() * weight.element_size()
+    if weight._base is not None or not whole or not weight.is_contiguous():
         return weight
     stamp = (weight.data_ptr(), None if weight.is_inference() else weight._version)
     kept = _LAYOUTS.get(weight)

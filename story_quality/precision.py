@@ -2,7 +2,7 @@
 autocast where the hardware has it.
 
 ``fp32-onednn`` is the same fp32 arithmetic with the CPU's linear layers multiplied by oneDNN
-instead of torch's BLAS: about 1.8x faster where MKL takes a narrower path than the CPU offers
+instead of torch's BLAS: about 1.7-2x faster where MKL takes a narrower path than the CPU offers
 (AMD EPYCs with AVX-512), with scores moved by float rounding (:mod:`story_quality.onednn_products`).
 
 bf16 autocast runs the matrix products in bfloat16 and keeps the rest (normalisation, softmax,

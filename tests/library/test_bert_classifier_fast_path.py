@@ -7,13 +7,16 @@ import torch
 import transformers
 from tiny_models import bert_config
 
+from story_quality import packed_bert
 from story_quality.batching import pad_batch
 from story_quality.bert_classifier_fast_path import (
     PACK_MIN_TOKENS,
     BertClassifierFastPath,
     supports_fast_path,
 )
+from story_quality.onednn_products import onednn_refusal
 from story_quality.packed_bert import packs
+from story_quality.precision import autocast
 
 
 @pytest.fixture
@@ -74,6 +77,26 @@ def test_packed_layers_equal_the_padded_layers_bit_for_bit(rows, hidden_act):
     assert torch.equal(chosen, packed)
     if len(rows) > 1:
         assert not torch.equal(padded[0], padded[1]), "rows must differ for the check to mean something"
+
+
+@pytest.mark.parametrize("arithmetic", ["fp32", "fp32-onednn"])
+def test_projections_in_slices_keep_the_logits_bit_for_bit(arithmetic, monkeypatch):
+    """235 real tokens in slices of at most 128 rows: every projection, the last layer's keys and
+    values included, runs in two slices, in torch's BLAS and in oneDNN alike."""
+    if arithmetic == "fp32-onednn" and onednn_refusal(torch.device("cpu")):
+        pytest.skip("torch without oneDNN")
+    monkeypatch.setattr(packed_bert, "SLICE_ROWS", 2 * PACK_MIN_TOKENS)
+    rows = story_rows([60, 55, 50, 40, 30])
+    assert len(packed_bert.product_slices(sum(map(len, rows)))) == 2
+    torch.manual_seed(2)
+    config = bert_config(vocab_size=50, seed_layers=3, num_labels=2, initializer_range=0.5)
+    fast = BertClassifierFastPath(transformers.BertForSequenceClassification(config).eval())
+    input_ids, attention_mask = pad_batch(rows, pad_id=0, device=torch.device("cpu"))
+    with torch.inference_mode(), autocast(arithmetic, torch.device("cpu")):
+        padded = fast(input_ids, attention_mask, packed=False)
+        packed = fast(input_ids, attention_mask, packed=True)
+    assert torch.equal(packed, padded)
+    assert not torch.equal(padded[0], padded[1]), "rows must differ for the check to mean something"
 
 
 def test_only_cpu_batches_of_enough_tokens_pack():

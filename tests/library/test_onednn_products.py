@@ -178,6 +178,27 @@ def test_each_weight_is_laid_out_once_and_anew_when_it_changes(monkeypatch):
         assert made_here.is_inference()
         assert torch.equal(onednn_linear(hidden, made_here, None), _plain(hidden, made_here, None))
         assert len(made) == 4
+        # Inside inference mode a view of an inference tensor has no ``_base``: still a view.
+        for part in (made_here[:24], made_here[16:]):
+            assert torch.equal(onednn_linear(hidden, part, None), _plain(hidden, part, None))
+        assert len(made) == 4, "a view of an inference tensor is multiplied as it is"
+        onednn_products.forget_layouts()
+        onednn_linear(hidden, made_here, None)
+        assert len(made) == 5
+
+
+@pytest.mark.parametrize("shape", [(1, 96), (96,), (1, 1, 96)], ids=["one-row", "vector", "one-row-3d"])
+def test_a_single_row_takes_the_plain_weight(monkeypatch, shape):
+    """A matrix-vector product rounds differently from the kept layout: it keeps oneDNN's result
+    from the plain weight, as before layouts were kept."""
+    made: list[int] = []
+    lay_out = onednn_products._lay_out
+    monkeypatch.setattr(onednn_products, "_lay_out", lambda weight: made.append(1) or lay_out(weight))
+    torch.manual_seed(3)
+    weight, bias, hidden = torch.randn(40, 96), torch.randn(40), torch.randn(*shape)
+    with torch.inference_mode():
+        assert torch.equal(onednn_linear(hidden, weight, bias), _plain(hidden, weight, bias))
+    assert made == []
 
 
 def test_a_layout_is_dropped_with_its_weight():
