@@ -110,7 +110,7 @@ def matmul_peak_flops(
 @dataclasses.dataclass(frozen=True)
 class Peak:
     """A dtype's matmul peak in each library that multiplies it; the CPU's peak is the best of them
-    (MKL runs its AVX2 kernels on any CPU not made by Intel: on an AMD EPYC with AVX-512 its fp32
+    (MKL runs its AVX2 kernels on a CPU not made by Intel: on an AMD EPYC with AVX-512 its fp32
     products reach half of oneDNN's)."""
 
     by_library: dict[str, float]
