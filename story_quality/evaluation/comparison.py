@@ -156,7 +156,7 @@ class Comparison:
         return "\n".join(lines + [f"note: {note}" for note in self.notes])
 
 
-def _json_rows(path: pathlib.Path) -> list[tuple[int, dict[str, Any]]]:
+def json_rows(path: pathlib.Path) -> list[tuple[int, dict[str, Any]]]:
     """Every non-blank line of a JSON lines file as (line number, object)."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -244,7 +244,7 @@ def parsed_signature(path: pathlib.Path, signature: str) -> Signature:
         raise CompareError(f"{path}: {error}; not an output of story-quality score") from None
 
 
-def _score(path: pathlib.Path, number: int, record: dict[str, Any], column: str) -> float | None:
+def row_score(path: pathlib.Path, number: int, record: dict[str, Any], column: str) -> float | None:
     """The row's score, None for a row ``score`` skipped; an error naming the line for anything else."""
     if column not in record:
         if "skipped" in record:
@@ -289,7 +289,7 @@ def read_systems(
     allow_unfinished: bool = False,
 ) -> tuple[str, str, list[System]]:
     """(signature, score column, systems) of one score file: one system, or one per ``system_column`` value."""
-    rows = _json_rows(path)
+    rows = json_rows(path)
     notes = [f"{path}: read unfinished as asked (--allow-unfinished)"] if allow_unfinished else []
     notes += [] if allow_unfinished else check_finished(path, rows)
     signature = file_signature(path, rows)
@@ -317,7 +317,7 @@ def read_systems(
         if row_id in seen.setdefault(name, set()):
             raise CompareError(f"{path}:{number}: {id_column} {row_id!r} appears twice for system {name!r}")
         seen[name].add(row_id)
-        value = _score(path, number, record, column)
+        value = row_score(path, number, record, column)
         if value is None:
             system.skipped += 1
         else:

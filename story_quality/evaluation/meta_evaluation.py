@@ -1,0 +1,281 @@
+"""How well do metrics agree with *your* raters: the library half of ``story-quality meta-evaluate``.
+
+:func:`meta_evaluate_files` reads a ratings file and one or more metrics' score files
+(:mod:`story_quality.evaluation.meta_reading`) and :func:`meta_evaluate` returns a
+:class:`MetaEvaluation`: for each metric, each figure of :mod:`story_quality.evaluation.meta_figures`
+(pooled, within-system, system-level, per-group, residual, pairwise accuracy) with its bootstrap
+interval; the same figures for the baselines that need no model (length, distinct 3-grams, and
+the oracles that score a story with its system's or its group's mean rating) and, where each
+row lists its raters' ratings, for the raters themselves (each against the others' mean: the
+ceiling); for each pair of metrics the difference of every figure with its paired interval,
+its PERM-BOTH permutation p-value and, for pooled Pearson, Williams' test; with more than two
+metrics, the groups the tests cannot tell apart (:mod:`story_quality.evaluation.meta_statistics`).
+
+An item without a rating, or that a metric's file skipped, is left out of every figure (of
+every metric, so that all are computed on the same items) and counted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from story_quality.evaluation import correlation, meta_figures, meta_report, significance
+from story_quality.evaluation.meta_reading import (
+    MetaEvaluationError,
+    MetricScores,
+    Ratings,
+    read_all_scores,
+    read_ratings,
+)
+from story_quality.evaluation.meta_statistics import (
+    Design,
+    Estimate,
+    bootstrap,
+    bootstrap_ceiling,
+    interval_of,
+    permutation_test,
+    rank_groups,
+    rater_ceiling,
+)  # fmt: skip
+
+CEILING = "raters (leave one out)"
+
+
+@dataclass
+class MetricResult:
+    """One metric's (or baseline's, or the raters') figures, by name, with their intervals."""
+
+    name: str
+    kind: str  # "metric", "baseline" or "ceiling"
+    figures: dict[str, Estimate]
+    epsilon: float = math.nan  # the tie calibration's epsilon, in the scores' units
+    source: str | None = None
+    signature: str | None = None
+    column: str | None = None
+    skipped: int = 0
+    rank: dict[str, int] = field(default_factory=dict)  # each figure's group, with more than two metrics
+
+
+@dataclass
+class PairFigure:
+    difference: Estimate
+    p_permutation: float
+    p_williams: float | None = None
+
+
+@dataclass
+class PairResult:
+    a: str
+    b: str
+    figures: dict[str, PairFigure]
+
+
+@dataclass
+class MetaEvaluation:
+    """What ``meta-evaluate`` reports (see the module)."""
+
+    ratings: str
+    rows: int
+    missing: int
+    unscored: int
+    n: int
+    systems: int | None
+    groups: int | None
+    raters: int | None
+    resamples: int
+    seed: int
+    confidence: float
+    figures: list[str]
+    metrics: list[MetricResult]
+    baselines: list[MetricResult]
+    ceiling: MetricResult | None
+    pairs: list[PairResult]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return meta_report.evaluation_dict(self)
+
+    def table(self) -> str:
+        return meta_report.evaluation_table(self)
+
+
+def _codes(values: list[Any] | None, keep: np.ndarray) -> np.ndarray | None:
+    if values is None:
+        return None
+    kept = [values[i] for i in np.flatnonzero(keep)]
+    return np.unique([repr(value) for value in kept], return_inverse=True)[1].astype(np.int64)
+
+
+def _result(
+    name: str, kind: str, point: np.ndarray, samples: np.ndarray, names: list[str], confidence: float
+) -> MetricResult:
+    figures = {
+        figure: interval_of(float(point[k]), samples[:, k], confidence) for k, figure in enumerate(names)
+    }
+    return MetricResult(name, kind, figures)
+
+
+def _baselines(ratings: Ratings, keep: np.ndarray, design: Design) -> list[tuple[str, np.ndarray]]:
+    texts = [ratings.texts[i] for i in np.flatnonzero(keep)]
+    found = [("length (words)", meta_figures.length_scores(texts)),
+             ("distinct 3-grams", meta_figures.distinct_trigram_scores(texts))]  # fmt: skip
+    if design.systems is not None:
+        found.append(("system-mean oracle", meta_figures.mean_oracle(design.human, design.systems)))
+    if design.groups is not None:
+        found.append(("group-mean oracle", meta_figures.mean_oracle(design.human, design.groups)))
+    return found
+
+
+def _pair(a: np.ndarray, b: np.ndarray, samples: np.ndarray, design: Design, names: list[str],
+          resamples: int, seed: int, confidence: float) -> dict[str, PairFigure]:  # fmt: skip
+    """Every figure's difference ``a - b`` with its paired interval (``samples``: the resamples'
+    differences) and its permutation p-value; Williams' two-sided test for pooled Pearson."""
+    point = meta_figures.compute(a, design.human, design.systems, design.groups, names)
+    point = point - meta_figures.compute(b, design.human, design.systems, design.groups, names)
+    p_values = permutation_test(a, b, design, names, resamples, seed)
+    figures = {
+        name: PairFigure(interval_of(float(point[k]), samples[:, k], confidence), float(p_values[k]))
+        for k, name in enumerate(names)
+    }
+    r_a, r_b, r_ab = (meta_figures.pearson(x, y) for x, y in ((a, design.human), (b, design.human), (a, b)))
+    if len(a) > 3 and not any(math.isnan(r) for r in (r_a, r_b, r_ab)):
+        try:
+            figures["pooled.pearson"].p_williams = correlation.williams_test(
+                r_a, r_b, r_ab, len(a), "two-sided"
+            ).p_value
+        except ValueError:
+            pass  # degenerate correlations (two identical metrics): Williams' t is undefined
+    return figures
+
+
+def _rank(metrics: list[MetricResult], pairs: list[PairResult], names: list[str], alpha: float) -> None:
+    """Each metric's group per figure, when more than two metrics are compared."""
+    if len(metrics) < 3:
+        return
+    position = {metric.name: i for i, metric in enumerate(metrics)}
+    for name in names:
+        p_values = np.full((len(metrics), len(metrics)), math.nan)
+        for pair in pairs:
+            i, j = position[pair.a], position[pair.b]
+            p_values[i, j] = p_values[j, i] = pair.figures[name].p_permutation
+        groups = rank_groups([metric.figures[name].estimate for metric in metrics], p_values, alpha)
+        for metric, group in zip(metrics, groups, strict=True):
+            metric.rank[name] = group
+
+
+def _kept(ratings: Ratings, metrics: Sequence[MetricScores]) -> tuple[np.ndarray, int]:
+    """Items with a rating and every metric's score, and how many rated items a metric skipped."""
+    rated = np.isfinite(ratings.human)
+    scored = np.all([np.isfinite(metric.scores) for metric in metrics], axis=0)
+    keep = rated & scored
+    if keep.sum() < meta_figures.MIN_ITEMS:
+        raise MetaEvaluationError(
+            f"{ratings.path}: {int(keep.sum())} rows have a rating and every metric's score; at least "
+            f"{meta_figures.MIN_ITEMS} are needed"
+        )
+    return keep, int(np.count_nonzero(rated & ~scored))
+
+
+def meta_evaluate(
+    ratings: Ratings,
+    metrics: Sequence[MetricScores],
+    resamples: int = significance.DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = significance.DEFAULT_CONFIDENCE,
+) -> MetaEvaluation:
+    """Every figure of every metric, baseline and the raters' ceiling, and every pair's tests."""
+    keep, unscored = _kept(ratings, metrics)
+    design = Design(ratings.human[keep], _codes(ratings.systems, keep), _codes(ratings.groups, keep))
+    names = design.figures
+    scored = [(metric.name, metric.scores[keep]) for metric in metrics] + _baselines(ratings, keep, design)
+    arrays = [scores for _, scores in scored]
+    point = [
+        meta_figures.compute(scores, design.human, design.systems, design.groups, names) for scores in arrays
+    ]
+    samples = bootstrap(arrays, design, names, resamples, seed)
+    results = [
+        _result(
+            name, "metric" if k < len(metrics) else "baseline", point[k], samples[:, k], names, confidence
+        )
+        for k, (name, _) in enumerate(scored)
+    ]
+    for result, scores in zip(results, arrays, strict=True):
+        result.epsilon = meta_figures.tie_epsilon(scores, design.human)
+    for result, metric in zip(results, metrics, strict=False):
+        result.source, result.signature, result.column = metric.source, metric.signature, metric.column
+        result.skipped = metric.skipped
+    ceiling = None
+    if ratings.raters is not None:
+        raters = ratings.raters[keep]
+        ceiling = _result(CEILING, "ceiling", rater_ceiling(raters, design, names),
+                          bootstrap_ceiling(raters, design, names, resamples, seed), names, confidence)  # fmt: skip
+    pairs = [
+        PairResult(metrics[i].name, metrics[j].name,
+                   _pair(arrays[i], arrays[j], samples[:, i] - samples[:, j], design, names, resamples, seed, confidence))
+        for i, j in itertools.combinations(range(len(metrics)), 2)
+    ]  # fmt: skip
+    _rank(results[: len(metrics)], pairs, names, 1 - confidence)
+    return MetaEvaluation(
+        ratings=str(ratings.path), rows=len(ratings.texts), missing=ratings.missing, unscored=unscored,
+        n=int(keep.sum()), systems=None if design.systems is None else int(design.systems.max()) + 1,
+        groups=None if design.groups is None else int(design.groups.max()) + 1,
+        raters=None if ratings.raters is None else ratings.raters.shape[1],
+        resamples=resamples, seed=seed, confidence=confidence, figures=names,
+        metrics=results[: len(metrics)], baselines=results[len(metrics):], ceiling=ceiling, pairs=pairs,
+        notes=_notes(design),
+    )  # fmt: skip
+
+
+def _notes(design: Design) -> list[str]:
+    notes = []
+    if design.systems is not None and design.systems.max() + 1 < meta_figures.MIN_ITEMS:
+        notes.append(f"fewer than {meta_figures.MIN_ITEMS} systems: the system-level figures are not defined")
+    return notes
+
+
+def check_settings(resamples: int, seed: int, confidence: float) -> None:
+    """``--resamples``, ``--seed`` and ``--confidence``, or a usage error naming the option."""
+    if not 0 < confidence < 1:
+        raise MetaEvaluationError(f"--confidence must be between 0 and 1 (0.95 for 95 %), got {confidence}")
+    low = significance.min_resamples(confidence)
+    if not low <= resamples <= significance.MAX_RESAMPLES:
+        raise MetaEvaluationError(
+            f"--resamples must be from {low} to {significance.MAX_RESAMPLES:,} for a {confidence:.0%} interval, "
+            f"got {resamples}"
+        )
+    try:
+        significance.check_seed(seed)
+    except ValueError as error:
+        raise MetaEvaluationError(f"--{error}") from None
+
+
+def meta_evaluate_files(
+    ratings_path: str | pathlib.Path,
+    score_paths: Sequence[str | pathlib.Path],
+    rating_column: str = "human",
+    text_column: str = "text",
+    id_column: str | None = "id",
+    system_column: str | None = "system",
+    group_column: str | None = "group",
+    score_column: str | None = None,
+    resamples: int = significance.DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = significance.DEFAULT_CONFIDENCE,
+    required: Sequence[str] = (),
+) -> MetaEvaluation:
+    """Read the ratings and the score files, and meta-evaluate (see :func:`meta_evaluate`).
+    Raises :class:`MetaEvaluationError` naming the file and line for anything it cannot read."""
+    check_settings(resamples, seed, confidence)
+    if not score_paths:
+        raise MetaEvaluationError("no score file: name one or more metrics' score files")
+    ratings = read_ratings(pathlib.Path(ratings_path), rating_column, text_column, id_column, system_column,
+                           group_column, required)  # fmt: skip
+    metrics = read_all_scores([pathlib.Path(path) for path in score_paths], ratings, id_column, score_column)
+    return meta_evaluate(ratings, metrics, resamples, seed, confidence)

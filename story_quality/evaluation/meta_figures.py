@@ -1,0 +1,307 @@
+"""How well a metric agrees with human ratings, at every level a story set has: the figures of
+``story-quality meta-evaluate``, each a function of one metric's scores and the ratings.
+
+Every figure takes ``(metric, human, systems, groups)``: the items' scores and ratings (1-D, the
+same length) and, where the data has them, each item's system and group (prompt) as integer
+codes. A figure that the data cannot give (a constant side, too few items or systems) is NaN,
+never an error: the bootstrap and the permutation test meet such resamples and count them out.
+
+- ``pooled.*``: Pearson, Spearman and Kendall tau-b over every item (SciPy's definitions).
+- ``within_system.*``: the mean of the per-system correlations (systems with 3 items or more
+  and neither side constant): how well the metric orders one generator's stories.
+- ``system.*``: the correlation of the systems' mean score with their mean rating (3 systems
+  or more): how well it ranks the generators.
+- ``group.kendall``: Kendall tau-b inside each group (prompt), averaged over the groups where
+  it is defined, as HANNA (Chhun et al., 2022) reports it.
+- ``residual.pearson``: Pearson of what is left of the scores and the ratings once each
+  system's and each group's mean is removed (the two-way fixed-effects residuals, found by
+  alternating projections): agreement that telling prompts and generators apart cannot give.
+- ``pairwise.accuracy`` / ``pairwise.tie_calibrated``: the share of item pairs the metric
+  orders as the ratings do, a pair tied in both counting as agreement (Deutsch, Foster and
+  Freitag, 2023, "acc23"). Raw, a metric tie is an exact tie; tie-calibrated, every pair whose
+  scores differ by at most epsilon is a metric tie, epsilon chosen to maximise the accuracy
+  (:func:`tie_epsilon` gives it), as ``mt-metrics-eval`` does.
+
+Baselines that need no model: :func:`length_scores` (words) and :func:`distinct_trigram_scores`
+(distinct word 3-grams / all 3-grams), and the oracles :func:`mean_oracle` that score every
+item with its system's or its group's mean rating.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from scipy import stats
+
+Figure = Callable[[np.ndarray, np.ndarray, "np.ndarray | None", "np.ndarray | None"], float]
+# Fewest items a correlation is computed on, and fewest systems for a system-level one.
+MIN_ITEMS = 3
+# Alternating projections stop when the residuals move less than this (relative), or after so many rounds.
+PROJECTION_TOLERANCE = 1e-12
+PROJECTION_ROUNDS = 10_000
+# Kendall's tau counted pair by pair up to this many pairs (memory: 8 bytes each, a few arrays).
+PAIRS_AT_ONCE = 2_000_000
+
+
+def _constant(values: np.ndarray) -> bool:
+    return len(values) == 0 or bool(np.ptp(values) == 0)
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r; NaN below ``MIN_ITEMS`` items or when a side is constant."""
+    if len(x) < MIN_ITEMS or _constant(x) or _constant(y):
+        return math.nan
+    dx, dy = x - x.mean(), y - y.mean()
+    value = float(dx @ dy / math.sqrt(float(dx @ dx) * float(dy @ dy)))
+    return max(-1.0, min(1.0, value))
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho (Pearson of average ranks, as SciPy); NaN where Pearson would be."""
+    if len(x) < MIN_ITEMS or _constant(x) or _constant(y):
+        return math.nan
+    return pearson(average_ranks(x), average_ranks(y))
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks, tied values sharing their average rank (SciPy's ``rankdata``, without its
+    per-call overhead, which a bootstrap pays thousands of times)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.r_[True, ordered[1:] != ordered[:-1]]
+    first = np.flatnonzero(starts)
+    counts = np.diff(np.r_[first, len(values)])
+    ranks = np.empty(len(values))
+    ranks[order] = (first + (counts + 1) / 2)[np.cumsum(starts) - 1]
+    return ranks
+
+
+def kendall(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's tau-b (SciPy's definition); NaN where Pearson would be. Counted over every pair up
+    to ``PAIRS_AT_ONCE`` pairs (faster than SciPy on the small sets a bootstrap resamples), by SciPy above."""
+    if len(x) < MIN_ITEMS or _constant(x) or _constant(y):
+        return math.nan
+    if len(x) * (len(x) - 1) // 2 > PAIRS_AT_ONCE:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return float(stats.kendalltau(x, y).statistic)
+    first, second = np.triu_indices(len(x), 1)
+    sign_x, sign_y = np.sign(x[first] - x[second]), np.sign(y[first] - y[second])
+    untied = math.sqrt(float(np.count_nonzero(sign_x)) * float(np.count_nonzero(sign_y)))
+    return max(-1.0, min(1.0, float(sign_x @ sign_y) / untied))
+
+
+CORRELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "pearson": pearson,
+    "spearman": spearman,
+    "kendall": kendall,
+}
+
+
+def _mean_of_defined(values: Sequence[float]) -> float:
+    defined = [value for value in values if not math.isnan(value)]
+    return float(np.mean(defined)) if defined else math.nan
+
+
+def within_system(correlation: Callable[[np.ndarray, np.ndarray], float]) -> Figure:
+    def figure(metric, human, systems, groups) -> float:
+        return _mean_of_defined(
+            [correlation(metric[systems == code], human[systems == code]) for code in np.unique(systems)]
+        )
+
+    return figure
+
+
+def group_means(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Each code's mean of ``values``, indexed by code (codes are 0..k-1; an absent code's mean is NaN)."""
+    counts = np.bincount(codes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.bincount(codes, weights=values, minlength=len(counts)) / counts
+
+
+def system_level(correlation: Callable[[np.ndarray, np.ndarray], float]) -> Figure:
+    def figure(metric, human, systems, groups) -> float:
+        present = np.bincount(systems) > 0
+        return correlation(group_means(metric, systems)[present], group_means(human, systems)[present])
+
+    return figure
+
+
+def pair_indices(codes: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (i < j) of positions, or of positions that share a code when ``codes`` is given."""
+    if codes is None:
+        return np.triu_indices(n, 1)
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    ends = np.r_[starts[1:], n]
+    block_end = np.repeat(ends, ends - starts)
+    after = block_end - np.arange(n) - 1  # partners after each position inside its block
+    first = np.repeat(np.arange(n), after)
+    offsets = np.arange(len(first)) - np.repeat(np.cumsum(after) - after, after) + 1
+    return order[first], order[first + offsets]
+
+
+def group_kendall(metric: np.ndarray, human: np.ndarray, systems, groups: np.ndarray) -> float:
+    """Kendall tau-b inside each group, averaged over the groups where it is defined (HANNA)."""
+    first, second = pair_indices(groups, len(metric))
+    codes = groups[first]
+    sign_metric = np.sign(metric[first] - metric[second])
+    sign_human = np.sign(human[first] - human[second])
+    size = int(groups.max()) + 1 if len(groups) else 0
+    concordance = np.bincount(codes, weights=sign_metric * sign_human, minlength=size)
+    untied_metric = np.bincount(codes, weights=sign_metric != 0, minlength=size)
+    untied_human = np.bincount(codes, weights=sign_human != 0, minlength=size)
+    defined = (untied_metric > 0) & (untied_human > 0)
+    if not defined.any():
+        return math.nan
+    taus = concordance[defined] / np.sqrt(untied_metric[defined] * untied_human[defined])
+    return float(np.mean(np.clip(taus, -1.0, 1.0)))
+
+
+def residuals(values: np.ndarray, factors: Sequence[np.ndarray]) -> np.ndarray:
+    """``values`` less the best additive fit of one mean per level of each factor (least squares),
+    by alternating projections: each factor's level means removed in turn until nothing moves."""
+    left = values - values.mean()
+    scale = max(float(np.abs(left).max()), 1.0)
+    for _ in range(PROJECTION_ROUNDS):
+        moved = 0.0
+        for codes in factors:
+            means = group_means(left, codes)[codes]
+            left = left - means
+            moved = max(moved, float(np.abs(means).max()))
+        if moved <= PROJECTION_TOLERANCE * scale:
+            break
+    return left
+
+
+def residual_pearson(metric: np.ndarray, human: np.ndarray, systems, groups) -> float:
+    """Pearson of the scores and ratings with every system's and group's mean removed."""
+    factors = [codes for codes in (systems, groups) if codes is not None]
+    left_metric, left_human = residuals(metric, factors), residuals(human, factors)
+    scale = max(float(np.abs(metric).max()), float(np.abs(human).max()), 1.0)
+    if min(np.abs(left_metric).max(), np.abs(left_human).max()) <= 1e-9 * scale:
+        return math.nan  # nothing left inside the cells: the factors explain every item
+    return pearson(left_metric, left_human)
+
+
+def _pair_signs(metric: np.ndarray, human: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    first, second = np.triu_indices(len(metric), 1)
+    return metric[first] - metric[second], np.sign(human[first] - human[second])
+
+
+def pairwise_accuracy(metric: np.ndarray, human: np.ndarray, systems=None, groups=None) -> float:
+    """acc23 with only exact metric ties: pairs ordered alike, or tied in both, over all pairs."""
+    difference, human_sign = _pair_signs(metric, human)
+    if len(difference) == 0:
+        return math.nan
+    return float(np.mean(np.sign(difference) == human_sign))
+
+
+def _calibrated(metric: np.ndarray, human: np.ndarray) -> tuple[float, float]:
+    """(best acc23, its epsilon): every candidate epsilon (each distinct |difference|) at once."""
+    difference, human_sign = _pair_signs(metric, human)
+    if len(difference) == 0:
+        return math.nan, math.nan
+    size = np.abs(difference)
+    order = np.argsort(size, kind="stable")
+    size, difference, human_sign = size[order], difference[order], human_sign[order]
+    tied_human = np.cumsum(human_sign == 0)
+    ordered_alike = (np.sign(difference) == human_sign) & (human_sign != 0)
+    alike_before = np.cumsum(ordered_alike)
+    ends = np.flatnonzero(np.r_[size[1:] != size[:-1], True])  # last pair of each distinct |difference|
+    correct = tied_human[ends] + (alike_before[-1] - alike_before[ends])
+    if size[0] > 0:  # epsilon 0 ties nothing: the accuracy without metric ties is a candidate too
+        ends = np.r_[-1, ends]
+        correct = np.r_[alike_before[-1], correct]
+    best = int(np.argmax(correct))
+    epsilon = 0.0 if ends[best] < 0 else float(size[ends[best]])
+    return float(correct[best] / len(difference)), epsilon
+
+
+def tie_calibrated_accuracy(metric: np.ndarray, human: np.ndarray, systems=None, groups=None) -> float:
+    """acc23 at the epsilon that maximises it (Deutsch et al., 2023)."""
+    return _calibrated(metric, human)[0]
+
+
+def tie_epsilon(metric: np.ndarray, human: np.ndarray) -> float:
+    """The smallest epsilon at which the tie-calibrated accuracy is reached."""
+    return _calibrated(metric, human)[1]
+
+
+def _pooled(correlation: Callable[[np.ndarray, np.ndarray], float]) -> Figure:
+    def figure(metric, human, systems, groups) -> float:
+        return correlation(metric, human)
+
+    return figure
+
+
+# Every figure, by name, with what the data must carry for it: None, "systems", "groups" or "either".
+FIGURES: dict[str, tuple[Figure, str | None]] = {
+    **{f"pooled.{name}": (_pooled(function), None) for name, function in CORRELATIONS.items()},
+    **{f"within_system.{name}": (within_system(function), "systems") for name, function in CORRELATIONS.items()},
+    **{f"system.{name}": (system_level(function), "systems") for name, function in CORRELATIONS.items()},
+    "group.kendall": (group_kendall, "groups"),
+    "residual.pearson": (residual_pearson, "either"),
+    "pairwise.accuracy": (pairwise_accuracy, None),
+    "pairwise.tie_calibrated": (tie_calibrated_accuracy, None),
+}  # fmt: skip
+
+# How the table names each figure.
+FIGURE_LABELS = {
+    "pooled.pearson": "pooled Pearson",
+    "pooled.spearman": "pooled Spearman",
+    "pooled.kendall": "pooled Kendall",
+    "within_system.pearson": "within-system Pearson",
+    "within_system.spearman": "within-system Spearman",
+    "within_system.kendall": "within-system Kendall",
+    "system.pearson": "system-level Pearson",
+    "system.spearman": "system-level Spearman",
+    "system.kendall": "system-level Kendall",
+    "group.kendall": "per-group Kendall",
+    "residual.pearson": "residual Pearson",
+    "pairwise.accuracy": "pairwise accuracy",
+    "pairwise.tie_calibrated": "pairwise acc. (ties cal.)",
+}
+
+
+def available_figures(has_systems: bool, has_groups: bool) -> list[str]:
+    """The names of the figures data with (or without) systems and groups can give."""
+    have = {None: True, "systems": has_systems, "groups": has_groups, "either": has_systems or has_groups}
+    return [name for name, (_, needs) in FIGURES.items() if have[needs]]
+
+
+def compute(
+    metric: np.ndarray,
+    human: np.ndarray,
+    systems: np.ndarray | None,
+    groups: np.ndarray | None,
+    names: Sequence[str],
+) -> np.ndarray:
+    """The named figures of one metric's scores against the ratings, in the order named."""
+    return np.array([FIGURES[name][0](metric, human, systems, groups) for name in names], dtype=float)
+
+
+def length_scores(texts: Sequence[str]) -> np.ndarray:
+    """Each text's length in words (split at white space): a baseline with no model."""
+    return np.array([len(text.split()) for text in texts], dtype=float)
+
+
+def distinct_trigram_scores(texts: Sequence[str]) -> np.ndarray:
+    """Each text's distinct word 3-grams over all its 3-grams (lower-cased words); 1.0 for a text
+    of fewer than three words (nothing repeats)."""
+    ratios = []
+    for text in texts:
+        words = text.lower().split()
+        trigrams = list(zip(words, words[1:], words[2:], strict=False))
+        ratios.append(len(set(trigrams)) / len(trigrams) if trigrams else 1.0)
+    return np.array(ratios, dtype=float)
+
+
+def mean_oracle(human: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Every item scored with its code's (system's or group's) mean rating: what knowing only the
+    system or the prompt can reach."""
+    return group_means(human, codes)[codes]

@@ -1,0 +1,319 @@
+"""Reading what ``story-quality meta-evaluate`` compares: a ratings file and metrics' score files.
+
+The ratings file (JSONL, JSON or CSV, through :mod:`story_quality.input_files`, the readers of
+``score``) holds a text a row and its rating: one number, or a list of numbers, one per rater
+(the same raters, in the same order, on every row; ``null`` where a rater gave none). A row
+without a rating (``null``, an empty CSV cell, or a list of nulls) is kept, counted, and left
+out of every figure. Optional columns: an id, the system (generator) and the group (prompt).
+
+A score file is an output of ``story-quality score`` on that ratings file, or any JSON lines
+file with an id and a score: read by :mod:`story_quality.evaluation.comparison`'s reader (rows
+edited after ``score`` sealed them, unfinished outputs and scores out of their range are
+refused there). Its rows are matched to the ratings by the id where the score file carries the
+ratings' id column, else by the row ``index`` ``score`` wrote, every row's ``text_hash``
+checked against the rated text. Anything that does not match (a hash, an id or index the
+ratings do not hold, a row twice, a rated story no score row covers) is refused with
+:class:`MetaEvaluationError`, naming the file and line.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from story_quality import input_files, output_files
+from story_quality.evaluation import comparison
+
+
+class MetaEvaluationError(ValueError):
+    """A bad file, row or option: the message names it (exit status 2)."""
+
+
+RATING_SUFFIXES = (".jsonl", ".json", ".csv")
+
+
+@dataclass
+class Ratings:
+    """The ratings file's rows: text, mean rating (NaN where none), per-rater ratings when lists
+    are given (rows x raters, NaN where a rater gave none), and the optional columns."""
+
+    path: pathlib.Path
+    lines: list[int]
+    texts: list[str]
+    human: np.ndarray
+    raters: np.ndarray | None
+    ids: list[Any] | None
+    systems: list[Any] | None
+    groups: list[Any] | None
+
+    @property
+    def missing(self) -> int:
+        return int(np.count_nonzero(np.isnan(self.human)))
+
+    @functools.cached_property
+    def id_positions(self) -> dict[Any, int]:
+        """Each id's row position (empty without ids)."""
+        return {key: i for i, key in enumerate(self.ids or [])}
+
+
+@dataclass
+class MetricScores:
+    """One score file's scores in the ratings' row order (NaN where ``score`` skipped the row)."""
+
+    name: str
+    source: str
+    signature: str | None
+    column: str
+    scores: np.ndarray
+    matched_by: str
+
+    @property
+    def skipped(self) -> int:
+        return int(np.count_nonzero(np.isnan(self.scores)))
+
+
+def _number(value: Any, where: str, column: str) -> float:
+    """A rating: a finite number (a numeric string in CSV), NaN for none; anything else refused."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return math.nan
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise MetaEvaluationError(f"{where}: {column} is {value[:40]!r}, not a number") from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MetaEvaluationError(
+            f"{where}: {column} is {json.dumps(value)[:40]}, not a number or a list of numbers"
+        )
+    if not math.isfinite(float(value)):
+        raise MetaEvaluationError(f"{where}: {column} is {value}, not a finite number")
+    return float(value)
+
+
+def _rating(value: Any, where: str, column: str) -> list[float] | float:
+    """A row's rating: one number (NaN for none) or a list, one per rater (a CSV cell may hold a JSON list)."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as error:
+            raise MetaEvaluationError(f"{where}: {column} is not a valid JSON list ({error.msg})") from None
+    if isinstance(value, list):
+        if not value:
+            raise MetaEvaluationError(f"{where}: {column} is an empty list; give one rating per rater")
+        return [_number(item, where, column) for item in value]
+    return _number(value, where, column)
+
+
+def _key(value: Any, where: str, column: str) -> Any:
+    if isinstance(value, str) or (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    ):
+        return value
+    raise MetaEvaluationError(
+        f"{where}: {column} is {json.dumps(value, default=repr)[:40]}; it must be a string or a number"
+    )
+
+
+def _column(
+    rows: list[tuple[str, dict]], column: str | None, required: bool, path: pathlib.Path
+) -> list[Any] | None:
+    """An optional column's values: every row carries it, or none does (then None, unless required)."""
+    if column is None:
+        return None
+    present = [column in row and row[column] is not None for _, row in rows]
+    if not any(present):
+        if required:
+            raise MetaEvaluationError(f"{path}: no row has a {column!r} field (named by the option)")
+        return None
+    for (where, _), has in zip(rows, present, strict=True):
+        if not has:
+            raise MetaEvaluationError(f"{where}: no {column!r} field, while other rows have one")
+    return [_key(row[column], where, column) for where, row in rows]
+
+
+def _records(path: pathlib.Path) -> input_files.Records:
+    if path.suffix.lower() not in RATING_SUFFIXES:
+        raise MetaEvaluationError(f"{path}: a ratings file is {', '.join(RATING_SUFFIXES)} (a rating a row)")
+    try:
+        return input_files.read_records(path)
+    except FileNotFoundError:
+        raise MetaEvaluationError(f"{path}: no such file") from None
+    except (OSError, ValueError) as error:
+        raise MetaEvaluationError(str(error)) from None
+
+
+def _rater_matrix(
+    ratings: list[list[float] | float], rows: list[tuple[str, dict]], column: str
+) -> np.ndarray | None:
+    """Per-rater ratings as rows x raters, when the rows give lists: the first rated row sets whether
+    rows give one number or a list, and the first list its length; a row that differs is refused."""
+    given = [(where, rating) for (where, _), rating in zip(rows, ratings, strict=True)
+             if isinstance(rating, list) or not math.isnan(rating)]  # fmt: skip
+    if not given or not isinstance(given[0][1], list):
+        for where, rating in given:
+            if isinstance(rating, list):
+                raise MetaEvaluationError(f"{where}: {column} is a list while {given[0][0]} gives one number")
+        return None
+    first, width = given[0][0], len(given[0][1])
+    for where, rating in given:
+        if not isinstance(rating, list):
+            raise MetaEvaluationError(f"{where}: {column} is one number while {first} gives a list per rater")
+        if len(rating) != width:
+            raise MetaEvaluationError(
+                f"{where}: {column} lists {len(rating)} ratings while {first} lists {width}; give every row "
+                "one rating per rater, null where a rater gave none"
+            )
+    return np.array([rating if isinstance(rating, list) else [math.nan] * width for rating in ratings])
+
+
+def read_ratings(
+    path: pathlib.Path,
+    rating_column: str = "human",
+    text_column: str = "text",
+    id_column: str | None = "id",
+    system_column: str | None = "system",
+    group_column: str | None = "group",
+    required: Sequence[str] = (),
+) -> Ratings:
+    """The ratings file's rows. ``required`` names the optional columns the user asked for by name
+    (``"system"``, ``"group"``, ``"id"``): absent from every row, they are refused, not left out."""
+    records = _records(path)
+    rows = [(f"{path}:{line}", row) for row, line in zip(records.rows, records.lines, strict=True)]
+    if not rows:
+        raise MetaEvaluationError(f"{path}: no rows")
+    texts, ratings = [], []
+    for where, row in rows:
+        if None in row:
+            raise MetaEvaluationError(f"{where}: more fields than the header names")
+        if rating_column not in row:
+            raise MetaEvaluationError(
+                f"{where}: no {rating_column!r} field (--rating-column names the rating)"
+            )
+        if not isinstance(row.get(text_column), str):
+            problem = "no" if row.get(text_column) is None else "a non-text"
+            raise MetaEvaluationError(
+                f"{where}: {problem} {text_column!r} field (--text-column names the text)"
+            )
+        texts.append(row[text_column])
+        ratings.append(_rating(row[rating_column], where, rating_column))
+    raters = _rater_matrix(ratings, rows, rating_column)
+    if raters is None:
+        human = np.array(ratings, dtype=float)
+    else:
+        counts = np.isfinite(raters).sum(axis=1)
+        human = np.where(counts > 0, np.nansum(raters, axis=1) / np.maximum(counts, 1), math.nan)
+    ids = _column(rows, id_column, "id" in required, path)
+    if ids is not None:
+        seen: dict[Any, str] = {}
+        for (where, _), key in zip(rows, ids, strict=True):
+            if key in seen:
+                raise MetaEvaluationError(f"{where}: {id_column} {key!r} was already given at {seen[key]}")
+            seen[key] = where
+    return Ratings(
+        path, records.lines, texts, human, raters, ids,
+        _column(rows, system_column, "system" in required, path),
+        _column(rows, group_column, "group" in required, path),
+    )  # fmt: skip
+
+
+def _score_column(path: pathlib.Path, signature: str | None, score_column: str | None) -> str:
+    if score_column is not None:
+        return score_column
+    if signature is None:
+        raise MetaEvaluationError(
+            f"{path} carries no signature, so its score column is not known: name it with --score-column"
+        )
+    return comparison.parsed_signature(path, signature).metric
+
+
+def _position(ratings: Ratings, path: pathlib.Path, number: int, record: dict, by_id: str | None) -> int:
+    """The ratings row a score row belongs to, or an error naming both."""
+    where = f"{path}:{number}"
+    if by_id is not None:
+        key = _key(record[by_id], where, by_id)
+        if key not in ratings.id_positions:
+            raise MetaEvaluationError(f"{where}: {by_id} {key!r} is not in the ratings file {ratings.path}")
+        return ratings.id_positions[key]
+    index = record.get("index")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(ratings.texts):
+        raise MetaEvaluationError(
+            f"{where}: index {index!r} is not a row of the ratings file {ratings.path} ({len(ratings.texts)} rows); "
+            "score the ratings file itself, or give both files an id column"
+        )
+    found = record.get(output_files.TEXT_HASH)
+    if found != output_files.text_hash(ratings.texts[index]):
+        problem = f"carries no {output_files.TEXT_HASH}" if found is None else "scored another text"
+        raise MetaEvaluationError(
+            f"{where}: row {index} {problem} than line {ratings.lines[index]} of {ratings.path} "
+            f"({output_files.TEXT_HASH} {found!r}); the score file was not written by story-quality score on "
+            "this ratings file (give both files an id column to match by id)"
+        )
+    return index
+
+
+def read_scores(
+    path: pathlib.Path, ratings: Ratings, id_column: str | None = "id", score_column: str | None = None
+) -> MetricScores:
+    """One score file's scores in the ratings' row order, every row matched or refused by name."""
+    try:
+        rows = comparison.json_rows(path)
+        comparison.check_finished(path, rows)
+        signed = any("signature" in record for _, record in rows)
+        signature = comparison.file_signature(path, rows) if signed else None
+    except comparison.CompareError as error:
+        raise MetaEvaluationError(str(error)) from None
+    column = _score_column(path, signature, score_column)
+    by_id = id_column if ratings.ids is not None and any(id_column in record for _, record in rows) else None
+    scores = np.full(len(ratings.texts), math.nan)
+    seen: dict[int, int] = {}
+    for number, record in rows:
+        if "index" not in record and (by_id is None or by_id not in record):
+            if column in record:
+                raise MetaEvaluationError(
+                    f"{path}:{number}: a score without {by_id or 'index'!r} to match it by"
+                )
+            continue  # a summary row
+        position = _position(ratings, path, number, record, by_id)
+        if position in seen:
+            raise MetaEvaluationError(
+                f"{path}:{number}: scores line {ratings.lines[position]} of {ratings.path} again (line {seen[position]})"
+            )
+        seen[position] = number
+        try:
+            value = comparison.row_score(path, number, record, column)
+        except comparison.CompareError as error:
+            raise MetaEvaluationError(str(error)) from None
+        scores[position] = math.nan if value is None else value
+    unmatched = [i for i in range(len(ratings.texts)) if i not in seen]
+    if unmatched:
+        raise MetaEvaluationError(
+            f"{ratings.path}:{ratings.lines[unmatched[0]]}: no row of {path} scores this story "
+            f"({len(unmatched)} rated rows unscored; matched by {by_id or 'index and text_hash'})"
+        )
+    return MetricScores(path.name, str(path), signature, column, scores, by_id or "index")
+
+
+def read_all_scores(
+    paths: Sequence[pathlib.Path], ratings: Ratings, id_column: str | None, score_column: str | None
+) -> list[MetricScores]:
+    """Every score file, none of them the ratings file or named twice; names made unique."""
+    for i, path in enumerate(paths):
+        if output_files.same_file(path, ratings.path):
+            raise MetaEvaluationError(f"{path} is the ratings file; name the score files of the metrics")
+        for other in paths[:i]:
+            if output_files.same_file(path, other):
+                raise MetaEvaluationError(
+                    f"{other} and {path} are the same file: name each metric's scores once"
+                )
+    metrics = [read_scores(path, ratings, id_column, score_column) for path in paths]
+    if len({metric.name for metric in metrics}) < len(metrics):
+        for metric in metrics:
+            metric.name = metric.source
+    return metrics

@@ -1,0 +1,207 @@
+"""How sure is a meta-evaluation figure, and does one metric agree with the raters better than another?
+
+The statistics of ``story-quality meta-evaluate`` over the figures of
+:mod:`story_quality.evaluation.meta_figures`, each drawn from its own seeded
+``numpy.random.Generator`` (a result depends only on the data, the number of resamples and the
+seed), on the primitives of :mod:`story_quality.evaluation.significance` (its interval ends,
+its settings' checks, its p-value ``(1 + count) / (1 + resamples)``):
+
+- :func:`resample_indices`: the bootstrap resamples. Without systems, items are drawn with
+  replacement (or whole groups, when the items have groups: stories of one prompt are not
+  independent). With systems, systems and inputs (groups, else items) are drawn independently
+  and an item enters once for every draw of its system times every draw of its input, as
+  ``nlpstats`` resamples "both" (Deutsch, Dror and Roth, 2021): the interval then covers what
+  another draw of generators and of prompts would give.
+- :func:`bootstrap`: every figure of several metrics on the same resamples, so that the
+  difference of two metrics' figures has a paired interval (:func:`interval_of`).
+- :func:`permutation_test`: PERM-BOTH (Deutsch et al., 2021; ``mt-metrics-eval``'s test between
+  two metrics): both metrics standardised (mean 0, deviation 1), each item's two scores swapped
+  with probability 1/2, the figures recomputed; the p-value is the share of trials whose
+  absolute difference is at least the observed one (two-sided; a tie counts).
+- :func:`rank_groups`: with more than two metrics, the groups that cannot be told apart, as
+  ``mt-metrics-eval`` clusters them: metrics in order of the figure, best first; a metric
+  opens a new group when it is significantly worse than the first metric of the current group.
+- :func:`rater_ceiling`: each rater against the mean of the others (on the items both rated),
+  every figure averaged over the raters: the agreement a metric can hope for.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from story_quality.evaluation import meta_figures, significance
+
+
+@dataclass(frozen=True)
+class Design:
+    """The rated items' ratings and, where given, each item's system and group as codes 0..k-1."""
+
+    human: np.ndarray
+    systems: np.ndarray | None = None
+    groups: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("systems", "groups"):
+            codes = getattr(self, name)
+            if codes is not None and len(codes) != len(self.human):
+                raise ValueError(f"{name}: {len(codes)} codes for {len(self.human)} ratings")
+
+    @property
+    def figures(self) -> list[str]:
+        return meta_figures.available_figures(self.systems is not None, self.groups is not None)
+
+    def subset(self, index: np.ndarray) -> Design:
+        return Design(
+            self.human[index],
+            None if self.systems is None else self.systems[index],
+            None if self.groups is None else self.groups[index],
+        )
+
+
+def _cluster_draws(codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """How many times each code is drawn when as many codes as there are are drawn with replacement."""
+    present = np.unique(codes)
+    drawn = present[rng.integers(0, len(present), size=len(present))]
+    return np.bincount(drawn, minlength=int(codes.max()) + 1)
+
+
+def resample_indices(design: Design, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """The item positions of each bootstrap resample (with repeats), as the module describes."""
+    rng = np.random.default_rng(seed)
+    n = len(design.human)
+    inputs = design.groups if design.groups is not None else np.arange(n)
+    for _ in range(resamples):
+        weight = _cluster_draws(inputs, rng)[inputs]
+        if design.systems is not None:
+            weight = weight * _cluster_draws(design.systems, rng)[design.systems]
+        yield np.repeat(np.arange(n), weight)
+
+
+def bootstrap(
+    metrics: Sequence[np.ndarray],
+    design: Design,
+    names: Sequence[str],
+    resamples: int,
+    seed: int,
+    humans: Sequence[np.ndarray] | None = None,
+) -> np.ndarray:
+    """The named figures of each metric on each resample: an array (resamples, metrics, figures).
+    ``humans`` gives each metric its own ratings (a rater's ceiling); by default the design's."""
+    significance.check_seed(seed)
+    humans = [design.human] * len(metrics) if humans is None else humans
+    found = np.full((resamples, len(metrics), len(names)), math.nan)
+    for trial, index in enumerate(resample_indices(design, resamples, seed)):
+        part = design.subset(index)
+        for k, (metric, human) in enumerate(zip(metrics, humans, strict=True)):
+            found[trial, k] = meta_figures.compute(
+                metric[index], human[index], part.systems, part.groups, names
+            )
+    return found
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A figure, its bootstrap interval (NaN when too few resamples give the figure) and the
+    number of resamples that gave it."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    defined: int
+
+
+def interval_of(estimate: float, samples: np.ndarray, confidence: float) -> Estimate:
+    """The percentile interval of ``samples`` (NaN resamples left out), as significance takes it;
+    NaN when fewer than half the resamples, or fewer than the level needs, give the figure."""
+    finite = samples[np.isfinite(samples)]
+    if math.isnan(estimate) or len(finite) < max(len(samples) / 2, significance.min_resamples(confidence)):
+        return Estimate(estimate, math.nan, math.nan, confidence, len(finite))
+    low, high = significance.interval_ends(finite, confidence)
+    return Estimate(estimate, low, high, confidence, len(finite))
+
+
+def standardised(values: np.ndarray) -> np.ndarray:
+    """``values`` as z-scores (a constant metric stays at 0)."""
+    spread = values.std()
+    return (values - values.mean()) / (spread if spread > 0 else 1.0)
+
+
+def permutation_test(
+    a: np.ndarray, b: np.ndarray, design: Design, names: Sequence[str], resamples: int, seed: int
+) -> np.ndarray:
+    """PERM-BOTH p-values of ``figure(a) - figure(b)`` for each named figure (NaN where the
+    observed difference is not defined)."""
+    significance.check_seed(seed)
+    first, second = standardised(a), standardised(b)
+    args = (design.human, design.systems, design.groups, names)
+    observed = np.abs(meta_figures.compute(first, *args) - meta_figures.compute(second, *args))
+    rng = np.random.default_rng(seed)
+    at_least = np.zeros(len(names))
+    for _ in range(resamples):
+        swap = rng.integers(0, 2, size=len(a)).astype(bool)
+        one, other = np.where(swap, second, first), np.where(swap, first, second)
+        trial = np.abs(meta_figures.compute(one, *args) - meta_figures.compute(other, *args))
+        at_least += np.nan_to_num(trial, nan=0.0) >= observed - significance.TIE_TOLERANCE
+    p_values = (at_least + 1) / (resamples + 1)
+    return np.where(np.isfinite(observed), p_values, math.nan)
+
+
+def rank_groups(estimates: Sequence[float], p_values: np.ndarray, alpha: float) -> list[int]:
+    """Each metric's group (1 best), ``mt-metrics-eval``'s clustering: in order of the figure, a
+    metric opens a new group when its p-value against the first metric of the current group is
+    below ``alpha``. ``p_values[i, j]`` is the test of metrics i and j; a NaN figure ranks last."""
+    order = sorted(
+        range(len(estimates)), key=lambda i: -estimates[i] if math.isfinite(estimates[i]) else math.inf
+    )
+    groups = [0] * len(estimates)
+    group, leader = 1, order[0]
+    for i in order:
+        if i != leader and not p_values[leader, i] >= alpha:  # a NaN p-value tells nothing apart: new group
+            group, leader = group + 1, i
+        groups[i] = group
+    return groups
+
+
+def rater_views(raters: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """For each rater (a column of ``raters``, NaN where that rater gave no rating): the positions
+    where they and at least one other rated, their ratings there, and the others' mean there."""
+    views = []
+    for k in range(raters.shape[1]):
+        others = np.delete(raters, k, axis=1)
+        counted = np.sum(np.isfinite(others), axis=1)
+        where = np.flatnonzero(np.isfinite(raters[:, k]) & (counted > 0))
+        mean_of_others = np.nansum(others[where], axis=1) / counted[where]
+        views.append((where, raters[where, k], mean_of_others))
+    return views
+
+
+def rater_ceiling(raters: np.ndarray, design: Design, names: Sequence[str]) -> np.ndarray:
+    """Every named figure of each rater against the others' mean, averaged over the raters."""
+    per_rater = []
+    for where, own, others in rater_views(raters):
+        part = design.subset(where)
+        per_rater.append(meta_figures.compute(own, others, part.systems, part.groups, names))
+    with np.errstate(invalid="ignore"):
+        stacked = np.array(per_rater)
+        defined = np.isfinite(stacked)
+        counts = defined.sum(axis=0)
+        return np.where(
+            counts > 0, np.where(defined, stacked, 0).sum(axis=0) / np.maximum(counts, 1), math.nan
+        )
+
+
+def bootstrap_ceiling(
+    raters: np.ndarray, design: Design, names: Sequence[str], resamples: int, seed: int
+) -> np.ndarray:
+    """:func:`rater_ceiling` on each of the resamples :func:`bootstrap` draws with the same seed:
+    an array (resamples, figures)."""
+    significance.check_seed(seed)
+    found = np.full((resamples, len(names)), math.nan)
+    for trial, index in enumerate(resample_indices(design, resamples, seed)):
+        found[trial] = rater_ceiling(raters[index], design.subset(index), names)
+    return found

@@ -1,0 +1,212 @@
+"""Reading a ratings file and metrics' score files for meta-evaluation: what is read, and every
+malformed file or unmatched row refused naming the file and line."""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+from story_quality import output_files
+from story_quality.evaluation.meta_reading import (
+    MetaEvaluationError,
+    read_all_scores,
+    read_ratings,
+    read_scores,
+)
+
+SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
+TEXTS = [
+    "A cat sat on the mat.",
+    "The dog ran home.",
+    "Rain fell all day long.",
+    "She sang a song.",
+    "He left.",
+]
+
+
+def write_jsonl(path: pathlib.Path, rows: list[dict]) -> pathlib.Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def ratings_rows(**columns) -> list[dict]:
+    rows = [{"text": text, "human": float(i % 3 + 1)} for i, text in enumerate(TEXTS)]
+    for name, values in columns.items():
+        for row, value in zip(rows, values, strict=True):
+            row[name] = value
+    return rows
+
+
+def score_file(path: pathlib.Path, texts: list[str], scores: list[float | None], order=None) -> pathlib.Path:
+    """As story-quality score writes it: index, line, text_hash, signature and input_rows in the first row, sealed."""
+    lines = []
+    for position, i in enumerate(order or range(len(texts))):
+        record = {"index": i, "line": i + 1, output_files.TEXT_HASH: output_files.text_hash(texts[i])}
+        if position == 0:
+            record.update(signature=SIGNATURE, input_rows=len(texts))
+        record.update({"skipped": "empty"} if scores[i] is None else {"union": scores[i]})
+        lines.append(output_files.seal(record))
+    path.write_text("".join(lines))
+    return path
+
+
+def test_ratings_jsonl_with_raters_systems_groups_and_missing_ratings(tmp_path):
+    rows = ratings_rows(system=["a", "b", "a", "b", "a"], group=[1, 1, 2, 2, 3], id=list("vwxyz"))
+    for row, raters in zip(
+        rows, [[1, 2, 3], [None, 4, 5], [None, None, None], [2, 2, 2], [5, None, 1]], strict=True
+    ):
+        row["human"] = raters
+    ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", rows))
+    assert ratings.human[[0, 1, 3, 4]].tolist() == [2.0, 4.5, 2.0, 3.0]
+    assert math.isnan(ratings.human[2]) and ratings.missing == 1
+    assert ratings.raters.shape == (5, 3) and math.isnan(ratings.raters[1, 0])
+    assert ratings.systems == ["a", "b", "a", "b", "a"] and ratings.groups == [1, 1, 2, 2, 3]
+    assert ratings.ids == list("vwxyz") and ratings.lines == [1, 2, 3, 4, 5]
+
+
+def test_ratings_csv_with_empty_cells_and_json_lists(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text('text,human,system\n"One, two.",3,a\nThree.,,b\nFour.,"[1, 2, null]",a\n')
+    with pytest.raises(
+        MetaEvaluationError, match=r"r.csv:4: human is a list while .*r.csv:2 gives one number"
+    ):
+        read_ratings(path)
+    path.write_text('text,human,system\n"One, two.",3,a\nThree.,,b\nFour.,4.5,a\n')
+    ratings = read_ratings(path)
+    assert ratings.texts == ["One, two.", "Three.", "Four."] and ratings.missing == 1
+    assert ratings.human[[0, 2]].tolist() == [3.0, 4.5] and ratings.raters is None and ratings.groups is None
+
+
+MALFORMED = [
+    ('{"text": "a", "human": 1}\n{"text": "b", "human": \n', "r.jsonl:2: not valid JSON"),
+    (
+        '{"text": "a", "human": 1}\n{"text": "b", "human": "good"}\n',
+        "r.jsonl:2: human is 'good', not a number",
+    ),
+    ('{"text": "a", "human": true}\n', "r.jsonl:1: human is true, not a number"),
+    (
+        '{"text": "a", "human": 1}\n{"text": "b", "human": NaN}\n',
+        "r.jsonl:2: human is nan, not a finite number",
+    ),
+    (
+        '{"text": "a", "human": [1, 2]}\n{"text": "b", "human": [1, 2, 3]}\n',
+        "r.jsonl:2: human lists 3 ratings",
+    ),
+    ('{"text": "a", "human": [1, 2]}\n{"text": "b", "human": 3}\n', "r.jsonl:2: human is one number while"),
+    ('{"text": "a", "human": []}\n', "r.jsonl:1: human is an empty list"),
+    ('{"text": "a", "human": [1, "x"]}\n', "r.jsonl:1: human is 'x', not a number"),
+    ('{"text": "a", "human": 1}\n\n{"human": 2}\n', "r.jsonl:3: no 'text' field"),
+    ('{"text": "a", "human": 1}\n{"text": 7, "human": 2}\n', "r.jsonl:2: a non-text 'text' field"),
+    ('{"text": "a", "human": 1}\n{"text": "b", "score": 2}\n', "r.jsonl:2: no 'human' field"),
+    (
+        '{"text": "a", "human": 1, "id": 4}\n{"text": "b", "human": 2, "id": 4}\n',
+        "r.jsonl:2: id 4 was already given at",
+    ),
+    ('{"text": "a", "human": 1, "id": {"k": 1}}\n', "r.jsonl:1: id is"),
+    ('{"text": "a", "human": 1, "system": "s"}\n{"text": "b", "human": 2}\n', "r.jsonl:2: no 'system' field"),
+    ('{"text": "a", "human": 1, "group": [1]}\n', "r.jsonl:1: group is"),
+    ('{"text": "a", "human": 1}\n[1, 2]\n', "r.jsonl, line 2: a JSON list"),
+]
+
+
+@pytest.mark.parametrize(("content", "message"), MALFORMED)
+def test_every_malformed_ratings_file_is_refused_naming_the_line(tmp_path, content, message):
+    path = tmp_path / "r.jsonl"
+    path.write_text(content)
+    with pytest.raises(MetaEvaluationError) as error:
+        read_ratings(path)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("text,human\na,1\nb,x\n", "r.csv:3: human is 'x', not a number"),
+        ("text,human\na,1\nb,2,extra\n", "r.csv:3: more fields than the header names"),
+        ('text,human\na,1\nb,"[1, \n', "r.csv:3: human is not a valid JSON list"),
+        ("text,score\na,1\n", "r.csv:2: no 'human' field"),
+    ],
+)
+def test_every_malformed_ratings_csv_is_refused_naming_the_line(tmp_path, content, message):
+    path = tmp_path / "r.csv"
+    path.write_text(content)
+    with pytest.raises(MetaEvaluationError) as error:
+        read_ratings(path)
+    assert message in str(error.value)
+
+
+def test_a_column_asked_for_by_name_must_be_there_and_a_text_file_is_no_ratings_file(tmp_path):
+    path = write_jsonl(tmp_path / "r.jsonl", ratings_rows())
+    assert read_ratings(path).systems is None
+    with pytest.raises(MetaEvaluationError, match="no row has a 'generator' field"):
+        read_ratings(path, system_column="generator", required=("system",))
+    (tmp_path / "r.txt").write_text("a story\n")
+    with pytest.raises(MetaEvaluationError, match=r"r.txt: a ratings file is"):
+        read_ratings(tmp_path / "r.txt")
+
+
+def test_score_rows_are_matched_by_index_and_text_hash_in_any_order(tmp_path):
+    ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
+    scores = [0.1, 0.5, None, 0.7, 0.9]
+    found = read_scores(score_file(tmp_path / "s.jsonl", TEXTS, scores, order=[3, 0, 4, 1, 2]), ratings)
+    assert found.scores[[0, 1, 3, 4]].tolist() == [0.1, 0.5, 0.7, 0.9] and found.skipped == 1
+    assert found.signature == SIGNATURE and found.column == "union" and found.matched_by == "index"
+
+
+def test_a_score_row_of_another_text_is_refused_naming_both_lines(tmp_path):
+    ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
+    texts = list(TEXTS)
+    texts[2] = "Another story."
+    with pytest.raises(MetaEvaluationError, match=r"s.jsonl:3: row 2 scored another text than line 3 of"):
+        read_scores(score_file(tmp_path / "s.jsonl", texts, [0.5] * 5), ratings)
+
+
+def test_unmatched_and_twice_scored_rows_are_refused(tmp_path):
+    ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
+    short = score_file(tmp_path / "short.jsonl", TEXTS[:4], [0.5] * 4)
+    with pytest.raises(MetaEvaluationError, match=r"r.jsonl:5: no row of .*short.jsonl scores this story"):
+        read_scores(short, ratings)
+    longer = score_file(tmp_path / "long.jsonl", [*TEXTS, "Extra."], [0.5] * 6)
+    with pytest.raises(MetaEvaluationError, match=r"long.jsonl:6: index 5 is not a row of the ratings file"):
+        read_scores(longer, ratings)
+    generic = write_jsonl(tmp_path / "g.jsonl", [{"index": 0, "union": 0.5}])
+    with pytest.raises(MetaEvaluationError, match=r"g.jsonl:1: row 0 carries no text_hash"):
+        read_scores(generic, ratings, score_column="union")
+
+
+def test_a_generic_file_is_matched_by_id_and_needs_its_score_column_named(tmp_path):
+    ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows(id=list("abcde"))))
+    rows = [
+        {"id": key, "score": value} for key, value in zip("edcba", [5.0, 4.0, 3.0, 2.0, 1.0], strict=True)
+    ]
+    path = write_jsonl(tmp_path / "g.jsonl", rows)
+    with pytest.raises(MetaEvaluationError, match="carries no signature.*--score-column"):
+        read_scores(path, ratings)
+    found = read_scores(path, ratings, score_column="score")
+    assert found.scores.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0] and found.matched_by == "id"
+    write_jsonl(path, [*rows, {"id": "q", "score": 1.0}])
+    with pytest.raises(MetaEvaluationError, match=r"g.jsonl:6: id 'q' is not in the ratings file"):
+        read_scores(path, ratings, score_column="score")
+    write_jsonl(path, [*rows, {"id": "a", "score": 1.0}])
+    with pytest.raises(MetaEvaluationError, match=r"g.jsonl:6: scores line 1 of .* again \(line 5\)"):
+        read_scores(path, ratings, score_column="score")
+
+
+def test_an_edited_score_row_and_the_same_file_twice_are_refused(tmp_path):
+    ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
+    path = score_file(tmp_path / "s.jsonl", TEXTS, [0.5] * 5)
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace('"union": 0.5', '"union": 0.9')
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(lines) + "\n")
+    with pytest.raises(MetaEvaluationError, match=r"edited.jsonl:2: this row was changed"):
+        read_scores(edited, ratings)
+    with pytest.raises(MetaEvaluationError, match="are the same file"):
+        read_all_scores([path, tmp_path / "." / "s.jsonl"], ratings, "id", None)
+    with pytest.raises(MetaEvaluationError, match="is the ratings file"):
+        read_all_scores([ratings.path], ratings, "id", None)
+    assert np.isfinite(read_all_scores([path], ratings, "id", None)[0].scores).all()
