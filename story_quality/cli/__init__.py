@@ -2,11 +2,13 @@
 
 ``score`` (:mod:`story_quality.cli.score`) scores a file of texts with union or gruen, on one
 process or many; ``compare`` (:mod:`story_quality.cli.compare`, its picture in
-:mod:`story_quality.cli.plot`) compares systems' score files; ``publish-metric``
+:mod:`story_quality.cli.plot`) compares systems' score files; ``meta-evaluate``
+(:mod:`story_quality.cli.meta_evaluate`, its picture in :mod:`story_quality.cli.meta_plot`) measures
+how well metrics agree with human ratings; ``publish-metric``
 (:mod:`story_quality.cli.publish_metric`) stages a metric's folder as a Hugging Face Space; their
 errors are reported alike (:mod:`story_quality.cli.errors`). Each command module has
 ``add_parser``, ``check_args`` and ``run``. Building the parsers imports neither torch nor
-transformers (``tests/library/test_import_direction.py``), so ``--help`` and ``compare`` start in
+transformers (``tests/library/test_import_direction.py``), so ``--help``, ``compare`` and ``meta-evaluate`` start in
 well under a second.
 """
 
@@ -16,14 +18,21 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from story_quality.cli import compare, publish_metric, score
+from story_quality.cli import compare, meta_evaluate, publish_metric, score
 
-COMMANDS = {"score": score, "compare": compare, "publish-metric": publish_metric}
+COMMANDS = {
+    "score": score,
+    "compare": compare,
+    "meta-evaluate": meta_evaluate,
+    "publish-metric": publish_metric,
+}
 DESCRIPTION = """\
-Score stories with UNION (coherence) or GRUEN (linguistic quality), and compare systems.
+Score stories with UNION (coherence) or GRUEN (linguistic quality), compare systems, and measure
+how well a metric agrees with your own ratings.
 
   story-quality score --metric union --input stories.txt --output scores.jsonl
   story-quality compare a.jsonl b.jsonl --plot cmp.png
+  story-quality meta-evaluate ratings.jsonl union.jsonl gruen.jsonl --json meta.json
   story-quality publish-metric union --repo-id ORG/NAME --output space/
 
 Each command's --help says the rest.

@@ -21,9 +21,11 @@ PLOT_EXTRA = 'pip install "story-quality-metrics[plot]"'
 PLOT_SOFTWARE = "story-quality compare"
 
 
-def check_plot_path(path: pathlib.Path, inputs: Sequence[str | pathlib.Path]) -> None:
-    """Before any work: the picture's folder exists, it is no input, and only a picture this command
-    wrote is replaced."""
+def check_plot_path(
+    path: pathlib.Path, inputs: Sequence[str | pathlib.Path], software: str = PLOT_SOFTWARE
+) -> None:
+    """Before any work: the picture's folder exists, it is no input, and only a picture ``software``
+    (the command) wrote is replaced."""
     if path.suffix.lower() != ".png":
         raise CompareError(f"--plot {path}: the picture is a .png file")
     if not path.parent.is_dir():
@@ -36,8 +38,8 @@ def check_plot_path(path: pathlib.Path, inputs: Sequence[str | pathlib.Path]) ->
         )
     if any(path.resolve() == pathlib.Path(source).resolve() for source in inputs):
         raise CompareError(f"--plot {path} is one of the inputs")
-    if path.exists() and PLOT_SOFTWARE.encode() not in path.read_bytes()[:4096]:
-        raise CompareError(f"--plot {path} exists and was not written by {PLOT_SOFTWARE}; it is left alone")
+    if path.exists() and software.encode() not in path.read_bytes()[:4096]:
+        raise CompareError(f"--plot {path} exists and was not written by {software}; it is left alone")
 
 
 def _quartile_box(axes, row: int, scores: np.ndarray, colour: str) -> None:

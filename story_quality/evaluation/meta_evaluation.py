@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +98,10 @@ class MetaEvaluation:
     ceiling: MetricResult | None
     pairs: list[PairResult]
     notes: list[str] = field(default_factory=list)
+    # The items the figures are computed on, for a picture: ratings, each metric's scores, systems.
+    human: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    scores: list[np.ndarray] = field(default_factory=list, repr=False)
+    item_systems: list[str] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return meta_report.evaluation_dict(self)
@@ -134,12 +138,13 @@ def _baselines(ratings: Ratings, keep: np.ndarray, design: Design) -> list[tuple
 
 
 def _pair(a: np.ndarray, b: np.ndarray, samples: np.ndarray, design: Design, names: list[str],
-          resamples: int, seed: int, confidence: float) -> dict[str, PairFigure]:  # fmt: skip
+          settings: tuple[int, int, float], step: Callable[[], object] | None) -> dict[str, PairFigure]:  # fmt: skip
     """Every figure's difference ``a - b`` with its paired interval (``samples``: the resamples'
     differences) and its permutation p-value; Williams' two-sided test for pooled Pearson."""
+    resamples, seed, confidence = settings
     point = meta_figures.compute(a, design.human, design.systems, design.groups, names)
     point = point - meta_figures.compute(b, design.human, design.systems, design.groups, names)
-    p_values = permutation_test(a, b, design, names, resamples, seed)
+    p_values = permutation_test(a, b, design, names, resamples, seed, step)
     figures = {
         name: PairFigure(interval_of(float(point[k]), samples[:, k], confidence), float(p_values[k]))
         for k, name in enumerate(names)
@@ -183,44 +188,67 @@ def _kept(ratings: Ratings, metrics: Sequence[MetricScores]) -> tuple[np.ndarray
     return keep, int(np.count_nonzero(rated & ~scored))
 
 
+def _results(
+    scored: list[tuple[str, np.ndarray]], design: Design, names: list[str], settings: tuple[int, int, float],
+    metrics: Sequence[MetricScores], step: Callable[[], object] | None,
+) -> tuple[list[MetricResult], np.ndarray]:  # fmt: skip
+    """Each metric's and baseline's figures with their intervals, and the resamples' figures."""
+    resamples, seed, confidence = settings
+    arrays = [scores for _, scores in scored]
+    samples = bootstrap(arrays, design, names, resamples, seed, step=step)
+    results = []
+    for k, (name, scores) in enumerate(scored):
+        point = meta_figures.compute(scores, design.human, design.systems, design.groups, names)
+        result = _result(
+            name, "metric" if k < len(metrics) else "baseline", point, samples[:, k], names, confidence
+        )
+        result.epsilon = meta_figures.tie_epsilon(scores, design.human)
+        if k < len(metrics):
+            metric = metrics[k]
+            result.source, result.signature, result.column = metric.source, metric.signature, metric.column
+            result.skipped = metric.skipped
+        results.append(result)
+    return results, samples
+
+
 def meta_evaluate(
     ratings: Ratings,
     metrics: Sequence[MetricScores],
     resamples: int = significance.DEFAULT_RESAMPLES,
     seed: int = 0,
     confidence: float = significance.DEFAULT_CONFIDENCE,
+    progress: Callable[..., Any] | None = None,
 ) -> MetaEvaluation:
-    """Every figure of every metric, baseline and the raters' ceiling, and every pair's tests."""
+    """Every figure of every metric, baseline and the raters' ceiling, and every pair's tests.
+    ``progress(total=N)``, when given, makes a progress bar (``tqdm``) updated once a resample."""
     keep, unscored = _kept(ratings, metrics)
     design = Design(ratings.human[keep], _codes(ratings.systems, keep), _codes(ratings.groups, keep))
     names = design.figures
     scored = [(metric.name, metric.scores[keep]) for metric in metrics] + _baselines(ratings, keep, design)
     arrays = [scores for _, scores in scored]
-    point = [
-        meta_figures.compute(scores, design.human, design.systems, design.groups, names) for scores in arrays
-    ]
-    samples = bootstrap(arrays, design, names, resamples, seed)
-    results = [
-        _result(
-            name, "metric" if k < len(metrics) else "baseline", point[k], samples[:, k], names, confidence
-        )
-        for k, (name, _) in enumerate(scored)
-    ]
-    for result, scores in zip(results, arrays, strict=True):
-        result.epsilon = meta_figures.tie_epsilon(scores, design.human)
-    for result, metric in zip(results, metrics, strict=False):
-        result.source, result.signature, result.column = metric.source, metric.signature, metric.column
-        result.skipped = metric.skipped
-    ceiling = None
-    if ratings.raters is not None:
-        raters = ratings.raters[keep]
-        ceiling = _result(CEILING, "ceiling", rater_ceiling(raters, design, names),
-                          bootstrap_ceiling(raters, design, names, resamples, seed), names, confidence)  # fmt: skip
-    pairs = [
-        PairResult(metrics[i].name, metrics[j].name,
-                   _pair(arrays[i], arrays[j], samples[:, i] - samples[:, j], design, names, resamples, seed, confidence))
-        for i, j in itertools.combinations(range(len(metrics)), 2)
-    ]  # fmt: skip
+    combinations = list(itertools.combinations(range(len(metrics)), 2))
+    bar = (
+        None
+        if progress is None
+        else progress(total=resamples * (1 + (ratings.raters is not None) + len(combinations)))
+    )
+    step = None if bar is None else (lambda: bar.update(1))
+    try:
+        results, samples = _results(scored, design, names, (resamples, seed, confidence), metrics, step)
+        ceiling = None
+        if ratings.raters is not None:
+            raters = ratings.raters[keep]
+            ceiling = _result(CEILING, "ceiling", rater_ceiling(raters, design, names),
+                              bootstrap_ceiling(raters, design, names, resamples, seed, step), names, confidence)  # fmt: skip
+        pairs = [
+            PairResult(metrics[i].name, metrics[j].name,
+                       _pair(arrays[i], arrays[j], samples[:, i] - samples[:, j], design, names,
+                             (resamples, seed, confidence), step))
+            for i, j in combinations
+        ]  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.close()
     _rank(results[: len(metrics)], pairs, names, 1 - confidence)
     return MetaEvaluation(
         ratings=str(ratings.path), rows=len(ratings.texts), missing=ratings.missing, unscored=unscored,
@@ -229,7 +257,8 @@ def meta_evaluate(
         raters=None if ratings.raters is None else ratings.raters.shape[1],
         resamples=resamples, seed=seed, confidence=confidence, figures=names,
         metrics=results[: len(metrics)], baselines=results[len(metrics):], ceiling=ceiling, pairs=pairs,
-        notes=_notes(design),
+        notes=_notes(design), human=design.human, scores=arrays[: len(metrics)],
+        item_systems=None if ratings.systems is None else [str(ratings.systems[i]) for i in np.flatnonzero(keep)],
     )  # fmt: skip
 
 
@@ -269,6 +298,7 @@ def meta_evaluate_files(
     seed: int = 0,
     confidence: float = significance.DEFAULT_CONFIDENCE,
     required: Sequence[str] = (),
+    progress: Callable[..., Any] | None = None,
 ) -> MetaEvaluation:
     """Read the ratings and the score files, and meta-evaluate (see :func:`meta_evaluate`).
     Raises :class:`MetaEvaluationError` naming the file and line for anything it cannot read."""
@@ -278,4 +308,4 @@ def meta_evaluate_files(
     ratings = read_ratings(pathlib.Path(ratings_path), rating_column, text_column, id_column, system_column,
                            group_column, required)  # fmt: skip
     metrics = read_all_scores([pathlib.Path(path) for path in score_paths], ratings, id_column, score_column)
-    return meta_evaluate(ratings, metrics, resamples, seed, confidence)
+    return meta_evaluate(ratings, metrics, resamples, seed, confidence, progress)

@@ -223,14 +223,30 @@ def read_ratings(
     )  # fmt: skip
 
 
-def _score_column(path: pathlib.Path, signature: str | None, score_column: str | None) -> str:
+def _score_column(
+    path: pathlib.Path,
+    rows: list[tuple[int, dict]],
+    signature: str | None,
+    score_column: str | None,
+    id_column: str | None,
+) -> str:
+    """The score's field: as named, else the metric the signature names, else the one numeric field
+    of an unsigned file that is not a row's identity."""
     if score_column is not None:
         return score_column
-    if signature is None:
-        raise MetaEvaluationError(
-            f"{path} carries no signature, so its score column is not known: name it with --score-column"
+    if signature is not None:
+        return comparison.parsed_signature(path, signature).metric
+    identity = {*comparison.IDENTITY_FIELDS, id_column}
+    numeric = {key for _, record in rows for key, value in record.items()
+               if key not in identity and isinstance(value, int | float) and not isinstance(value, bool)}  # fmt: skip
+    if len(numeric) != 1:
+        found = (
+            f"its numeric fields are {', '.join(sorted(numeric))}" if numeric else "it has no numeric field"
         )
-    return comparison.parsed_signature(path, signature).metric
+        raise MetaEvaluationError(
+            f"{path} carries no signature and {found}: name the score's field with --score-column"
+        )
+    return numeric.pop()
 
 
 def _position(ratings: Ratings, path: pathlib.Path, number: int, record: dict, by_id: str | None) -> int:
@@ -267,9 +283,9 @@ def read_scores(
         comparison.check_finished(path, rows)
         signed = any("signature" in record for _, record in rows)
         signature = comparison.file_signature(path, rows) if signed else None
+        column = _score_column(path, rows, signature, score_column, id_column)
     except comparison.CompareError as error:
         raise MetaEvaluationError(str(error)) from None
-    column = _score_column(path, signature, score_column)
     by_id = id_column if ratings.ids is not None and any(id_column in record for _, record in rows) else None
     scores = np.full(len(ratings.texts), math.nan)
     seen: dict[int, int] = {}

@@ -83,11 +83,16 @@ def _cell(estimate: Estimate, rank: int | None = None) -> str:
 
 def _grid(evaluation: MetaEvaluation, columns: list[MetricResult], heading: str) -> list[str]:
     label = max(len(FIGURE_LABELS[name]) for name in evaluation.figures)
-    width = max(CELL, *(len(result.name) for result in columns))
+    cells = {name: [_cell(result.figures[name], result.rank.get(name)) for result in columns]
+             for name in evaluation.figures}  # fmt: skip
+    width = max(
+        len(text) for text in [*(r.name for r in columns), *(c for row in cells.values() for c in row)]
+    )
     lines = ["", heading, f"{'':<{label}}  " + "  ".join(f"{result.name:<{width}}" for result in columns)]
     for name in evaluation.figures:
-        cells = [_cell(result.figures[name], result.rank.get(name)) for result in columns]
-        lines.append(f"{FIGURE_LABELS[name]:<{label}}  " + "  ".join(f"{cell:<{width}}" for cell in cells))
+        lines.append(
+            (f"{FIGURE_LABELS[name]:<{label}}  " + "  ".join(f"{c:<{width}}" for c in cells[name])).rstrip()
+        )
     return lines
 
 
@@ -146,7 +151,9 @@ def evaluation_table(evaluation: MetaEvaluation) -> str:
     lines += _grid(evaluation, evaluation.baselines, "baselines with no model (oracles: every story scored with its "
                    "system's or group's mean rating)")  # fmt: skip
     lines += _pairs(evaluation)
+    lines.append("")
     for metric in evaluation.metrics:
-        if metric.signature:
-            lines.append(f"{metric.name}: {metric.signature}")
+        lines.append(
+            f"{metric.name}: {metric.column} of {metric.source}, {metric.signature or 'no signature'}"
+        )
     return "\n".join(lines + [f"note: {note}" for note in evaluation.notes])

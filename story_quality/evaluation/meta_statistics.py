@@ -28,7 +28,7 @@ its settings' checks, its p-value ``(1 + count) / (1 + resamples)``):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +88,7 @@ def bootstrap(
     resamples: int,
     seed: int,
     humans: Sequence[np.ndarray] | None = None,
+    step: Callable[[], object] | None = None,
 ) -> np.ndarray:
     """The named figures of each metric on each resample: an array (resamples, metrics, figures).
     ``humans`` gives each metric its own ratings (a rater's ceiling); by default the design's."""
@@ -132,7 +133,13 @@ def standardised(values: np.ndarray) -> np.ndarray:
 
 
 def permutation_test(
-    a: np.ndarray, b: np.ndarray, design: Design, names: Sequence[str], resamples: int, seed: int
+    a: np.ndarray,
+    b: np.ndarray,
+    design: Design,
+    names: Sequence[str],
+    resamples: int,
+    seed: int,
+    step: Callable[[], object] | None = None,
 ) -> np.ndarray:
     """PERM-BOTH p-values of ``figure(a) - figure(b)`` for each named figure (NaN where the
     observed difference is not defined)."""
@@ -147,6 +154,8 @@ def permutation_test(
         one, other = np.where(swap, second, first), np.where(swap, first, second)
         trial = np.abs(meta_figures.compute(one, *args) - meta_figures.compute(other, *args))
         at_least += np.nan_to_num(trial, nan=0.0) >= observed - significance.TIE_TOLERANCE
+        if step is not None:
+            step()
     p_values = (at_least + 1) / (resamples + 1)
     return np.where(np.isfinite(observed), p_values, math.nan)
 
@@ -196,7 +205,12 @@ def rater_ceiling(raters: np.ndarray, design: Design, names: Sequence[str]) -> n
 
 
 def bootstrap_ceiling(
-    raters: np.ndarray, design: Design, names: Sequence[str], resamples: int, seed: int
+    raters: np.ndarray,
+    design: Design,
+    names: Sequence[str],
+    resamples: int,
+    seed: int,
+    step: Callable[[], object] | None = None,
 ) -> np.ndarray:
     """:func:`rater_ceiling` on each of the resamples :func:`bootstrap` draws with the same seed:
     an array (resamples, figures)."""
@@ -204,4 +218,6 @@ def bootstrap_ceiling(
     found = np.full((resamples, len(names)), math.nan)
     for trial, index in enumerate(resample_indices(design, resamples, seed)):
         found[trial] = rater_ceiling(raters[index], design.subset(index), names)
+        if step is not None:
+            step()
     return found

@@ -178,16 +178,25 @@ def test_unmatched_and_twice_scored_rows_are_refused(tmp_path):
         read_scores(generic, ratings, score_column="union")
 
 
-def test_a_generic_file_is_matched_by_id_and_needs_its_score_column_named(tmp_path):
+def test_a_generic_file_is_matched_by_id_and_its_score_is_its_one_numeric_field(tmp_path):
     ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows(id=list("abcde"))))
     rows = [
         {"id": key, "score": value} for key, value in zip("edcba", [5.0, 4.0, 3.0, 2.0, 1.0], strict=True)
     ]
     path = write_jsonl(tmp_path / "g.jsonl", rows)
-    with pytest.raises(MetaEvaluationError, match="carries no signature.*--score-column"):
-        read_scores(path, ratings)
-    found = read_scores(path, ratings, score_column="score")
+    found = read_scores(path, ratings)
     assert found.scores.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0] and found.matched_by == "id"
+    assert found.column == "score" and found.signature is None
+    two = write_jsonl(tmp_path / "two.jsonl", [{**row, "other": 1} for row in rows])
+    with pytest.raises(
+        MetaEvaluationError, match="no signature and its numeric fields are other, score: name"
+    ):
+        read_scores(two, ratings)
+    assert read_scores(two, ratings, score_column="score").scores.tolist() == found.scores.tolist()
+    foreign = write_jsonl(tmp_path / "foreign.jsonl", [{**rows[0], "signature": "mytool"}, *rows[1:]])
+    with pytest.raises(MetaEvaluationError, match="foreign.jsonl: .*not an output of story-quality score"):
+        read_scores(foreign, ratings)
+    assert read_scores(foreign, ratings, score_column="score").signature == "mytool"
     write_jsonl(path, [*rows, {"id": "q", "score": 1.0}])
     with pytest.raises(MetaEvaluationError, match=r"g.jsonl:6: id 'q' is not in the ratings file"):
         read_scores(path, ratings, score_column="score")

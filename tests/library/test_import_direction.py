@@ -132,12 +132,14 @@ def test_the_evaluation_statistics_stand_below_the_commands_and_the_scorers():
 
 
 TORCH_FREE = ("story_quality.cli", "story_quality.evaluation.comparison", "story_quality.union.options",
-              "story_quality.gruen.options", "story_quality.signature", "story_quality.option_tables")  # fmt: skip
+              "story_quality.gruen.options", "story_quality.signature", "story_quality.option_tables",
+              "story_quality.cli.meta_evaluate", "story_quality.cli.meta_plot",
+              "story_quality.evaluation.meta_evaluation")  # fmt: skip
 
 
 def test_the_command_line_and_the_option_specs_start_without_torch():
-    """``story-quality --help`` and ``compare`` build their parsers and read score files without torch
-    or transformers (seconds of import each); only scoring imports them."""
+    """``story-quality --help``, ``compare`` and ``meta-evaluate`` build their parsers and read score files
+    without torch or transformers (seconds of import each); only scoring imports them."""
     probe = f"import sys; import {', '.join(TORCH_FREE)}; print(sorted({{'torch', 'transformers', 'evaluate', 'nltk'}} & set(sys.modules)))"
     loaded = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO

@@ -1,0 +1,161 @@
+"""``story-quality meta-evaluate``: how well do metrics agree with *your* raters?
+
+    story-quality meta-evaluate ratings.jsonl union.jsonl gruen.jsonl --json meta.json --plot meta.png
+
+RATINGS is a JSONL, JSON or CSV file with a text and a rating a row (the column --rating-column,
+human by default): one number, or a list of numbers, one per rater (null where a rater gave none);
+optionally an id, a system (generator) and a group (prompt) column. Each SCORES file is an output
+of ``story-quality score --input RATINGS`` (matched row by row by its index, every row's text
+hash checked against the rated text) or any JSON lines file with the ratings' id and a score
+(--score-column). Anything that does not match is refused, naming the file and line.
+
+For each metric, with a bootstrap interval (resampling the stories, or the groups when there are
+groups, and the systems when there are systems): Pearson, Spearman and Kendall over all stories;
+the mean of the per-system correlations (within-system) and the correlation of the systems'
+means (system-level); Kendall inside each group, averaged (as HANNA reports it); Pearson once
+every system's and group's mean is removed (residual); the share of story pairs ordered as the
+raters order them, raw and with ties calibrated (Deutsch et al., 2023, as mt-metrics-eval). The
+same figures for baselines that need no model (length, distinct 3-grams, and oracles that score
+a story with its system's or group's mean rating) and, when ratings are lists, for the raters
+themselves (each against the others' mean: the ceiling a metric can reach). Between two metrics:
+each figure's difference with its interval and the p-value of a paired permutation test
+(PERM-BOTH; Williams' test too for pooled Pearson); with more than two, the groups of metrics the
+tests cannot tell apart. A story without a rating, or that a score file skipped, is left out of
+every figure, and counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import pathlib
+import sys
+
+from story_quality import output_files
+from story_quality.cli.errors import report
+from story_quality.cli.plot import PLOT_EXTRA, check_plot_path
+from story_quality.evaluation import significance
+from story_quality.evaluation.comparison import CompareError
+from story_quality.evaluation.meta_reading import MetaEvaluationError
+
+COMMAND = "story-quality meta-evaluate"
+# Written into every JSON report, so that a rerun may replace its own report and nothing else.
+WRITTEN_BY = "written_by"
+# The picture carries the same name (see story_quality.cli.meta_plot).
+PLOT_SOFTWARE = COMMAND
+
+
+def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The ``meta-evaluate`` subcommand's parser, added to the ``story-quality`` command's subparsers."""
+    parser = commands.add_parser(
+        "meta-evaluate",
+        help="how well metrics agree with your human ratings: correlations at every level, tests, a picture",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("ratings", type=pathlib.Path, help="the rated stories (.jsonl, .json or .csv)")
+    parser.add_argument("scores", nargs="+", type=pathlib.Path, help="one score file per metric")
+    parser.add_argument(
+        "--rating-column", default="human", help="field holding the rating or the raters' list (human)"
+    )
+    parser.add_argument("--text-column", default="text", help="field holding the story (text)")
+    parser.add_argument(
+        "--id-column", help="field naming each story, matched in the score files (id, if present)"
+    )
+    parser.add_argument("--system-column", help="field naming each story's system (system, if present)")
+    parser.add_argument(
+        "--group-column", help="field naming each story's prompt or group (group, if present)"
+    )
+    parser.add_argument(
+        "--score-column", help="field holding the score (default: the metric the signature names)"
+    )
+    parser.add_argument(
+        "--resamples", type=int, default=significance.DEFAULT_RESAMPLES,
+        help=f"bootstrap resamples and permutation trials ({significance.DEFAULT_RESAMPLES})",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="seed of every resampling (0)")
+    parser.add_argument(
+        "--confidence", type=float, default=significance.DEFAULT_CONFIDENCE, help="interval level (0.95)"
+    )
+    parser.add_argument(
+        "--json", type=pathlib.Path, help="also write every figure, interval and n to this file"
+    )
+    parser.add_argument(
+        "--plot",
+        type=pathlib.Path,
+        help=f"also draw each metric against the ratings into this .png ({PLOT_EXTRA})",
+    )
+    return parser
+
+
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Nothing beyond argparse's own checks: the settings are checked (exit 2) when the command runs."""
+
+
+def check_json_path(path: pathlib.Path, inputs: list[pathlib.Path]) -> None:
+    """Before any work: the report's folder exists, it is no input, and only a report this command wrote is replaced."""
+    try:
+        output_files.check_folder(path, "--json")
+        output_files.refuse_inputs(path, inputs, "--json")
+    except output_files.OutputError as error:
+        raise MetaEvaluationError(str(error)) from None
+    if path.exists():
+        try:
+            written = json.loads(path.read_text(encoding="utf-8")).get(WRITTEN_BY) == COMMAND
+        except (ValueError, AttributeError, UnicodeDecodeError):
+            written = False
+        if not written:
+            raise MetaEvaluationError(
+                f"--json {path} exists and was not written by {COMMAND}; it is left alone"
+            )
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    inputs = [args.ratings, *args.scores]
+    if args.json is not None:
+        check_json_path(args.json, inputs)
+    if args.plot is not None:
+        check_plot_path(args.plot, inputs, software=PLOT_SOFTWARE)
+    if args.json is not None and args.plot is not None and output_files.same_file(args.json, args.plot):
+        raise MetaEvaluationError(f"--json and --plot name the same file {args.json}")
+
+
+def _evaluate(args: argparse.Namespace):
+    from tqdm.auto import tqdm
+
+    from story_quality.evaluation.meta_evaluation import meta_evaluate_files
+
+    required = [name for name in ("id", "system", "group") if getattr(args, f"{name}_column") is not None]
+    bar = functools.partial(tqdm, desc="meta-evaluate", unit="resample", leave=False)
+    return meta_evaluate_files(
+        args.ratings, args.scores, args.rating_column, args.text_column, args.id_column or "id",
+        args.system_column or "system", args.group_column or "group", args.score_column,
+        args.resamples, args.seed, args.confidence, required, progress=bar,
+    )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``story-quality meta-evaluate``: 0, or 2 with one line naming what is wrong. The table is
+    printed before the report and the picture are written, so a failed write loses nothing else."""
+    try:
+        _check_outputs(args)
+        evaluation = _evaluate(args)
+    except (MetaEvaluationError, CompareError) as error:
+        return report(COMMAND, str(error))
+    print(evaluation.table(), flush=True)
+    try:
+        if args.json is not None:
+            text = json.dumps({WRITTEN_BY: COMMAND, **evaluation.to_dict()}, indent=2, allow_nan=False)
+            args.json.write_text(text + "\n", encoding="utf-8")
+            print(f"report: {args.json}", file=sys.stderr)
+        if args.plot is not None:
+            from story_quality.cli.meta_plot import plot_meta_evaluation
+
+            plot_meta_evaluation(evaluation, args.plot)
+            print(f"picture: {args.plot}", file=sys.stderr)
+    except MetaEvaluationError as error:
+        return report(COMMAND, str(error))
+    except (OSError, ValueError) as error:
+        return report(COMMAND, f"the report or picture could not be written ({error}); the table is above")
+    return 0
