@@ -164,24 +164,34 @@ def group_kendall(metric: np.ndarray, human: np.ndarray, systems, groups: np.nda
     return float(np.mean(np.clip(taus, -1.0, 1.0)))
 
 
-def residuals(values: np.ndarray, factors: Sequence[np.ndarray]) -> np.ndarray:
-    """``values`` less the best additive fit of one mean per level of each factor (least squares),
-    by alternating projections: each factor's level means removed in turn until nothing moves."""
+def additive_parts(values: np.ndarray, factors: Sequence[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+    """``values`` less their mean as the best additive fit of one mean per level of each factor
+    (least squares; each factor's part per item) and what the fit leaves, by alternating
+    projections: each factor's level means removed in turn until nothing moves."""
     left = values - values.mean()
-    scale = max(float(np.abs(left).max()), 1.0)
+    parts = [np.zeros(len(values)) for _ in factors]
+    scale = max(float(np.abs(left).max()) if len(left) else 0.0, 1.0)
     for _ in range(PROJECTION_ROUNDS):
         moved = 0.0
-        for codes in factors:
+        for part, codes in zip(parts, factors, strict=True):
             means = group_means(left, codes)[codes]
             left = left - means
-            moved = max(moved, float(np.abs(means).max()))
+            part += means
+            moved = max(moved, float(np.abs(means).max()) if len(means) else 0.0)
         if moved <= PROJECTION_TOLERANCE * scale:
             break
-    return left
+    return parts, left
+
+
+def residuals(values: np.ndarray, factors: Sequence[np.ndarray]) -> np.ndarray:
+    """``values`` less the best additive fit of one mean per level of each factor (:func:`additive_parts`)."""
+    return additive_parts(values, factors)[1]
 
 
 def residual_pearson(metric: np.ndarray, human: np.ndarray, systems, groups) -> float:
     """Pearson of the scores and ratings with every system's and group's mean removed."""
+    if len(metric) < MIN_ITEMS:
+        return math.nan
     factors = [codes for codes in (systems, groups) if codes is not None]
     left_metric, left_human = residuals(metric, factors), residuals(human, factors)
     scale = max(float(np.abs(metric).max()), float(np.abs(human).max()), 1.0)
@@ -309,11 +319,11 @@ def length_scores(texts: Sequence[str]) -> np.ndarray:
 
 
 def distinct_trigram_scores(texts: Sequence[str]) -> np.ndarray:
-    """Each text's distinct word 3-grams over all its 3-grams (lower-cased words); 1.0 for a text
-    of fewer than three words (nothing repeats)."""
+    """Each text's distinct word 3-grams over all its 3-grams (words split at white space, case
+    kept); 1.0 for a text of fewer than three words (nothing repeats)."""
     ratios = []
     for text in texts:
-        words = text.lower().split()
+        words = text.split()
         trigrams = list(zip(words, words[1:], words[2:], strict=False))
         ratios.append(len(set(trigrams)) / len(trigrams) if trigrams else 1.0)
     return np.array(ratios, dtype=float)

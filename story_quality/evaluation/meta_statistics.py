@@ -17,7 +17,13 @@ its settings' checks, its p-value ``(1 + count) / (1 + resamples)``):
 - :func:`permutation_test`: PERM-BOTH (Deutsch et al., 2021; ``mt-metrics-eval``'s test between
   two metrics): both metrics standardised (mean 0, deviation 1), each item's two scores swapped
   with probability 1/2, the figures recomputed; the p-value is the share of trials whose
-  absolute difference is at least the observed one (two-sided; a tie counts).
+  absolute difference is at least the observed one (two-sided; a tie counts). Where the items
+  have systems or groups, a metric's error is seldom independent from story to story (a metric
+  that over-rewards one generator's style errs alike on all its stories), and swapping story by
+  story then rejects a true null far too often (``benchmarks.meta_evaluate_simulations``, its
+  rates in ``benchmarks/log/2026-11-29-meta-evaluate.md``). So each metric is split into its
+  systems' part, its groups' part (the additive fit) and what is left, and the parts are swapped
+  by system, by group and by story: the swaps the errors' structure allows.
 - :func:`rank_groups`: with more than two metrics, the groups that cannot be told apart, as
   ``mt-metrics-eval`` clusters them: metrics in order of the figure, best first; a metric
   opens a new group when it is significantly worse than the first metric of the current group.
@@ -132,6 +138,15 @@ def standardised(values: np.ndarray) -> np.ndarray:
     return (values - values.mean()) / (spread if spread > 0 else 1.0)
 
 
+def _swap_units(values: np.ndarray, design: Design) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``values`` split into parts, each with the unit codes it is swapped by: each system's and
+    each group's part (the additive fit of :func:`meta_figures.additive_parts`) by system and by
+    group, and what is left by item. The parts sum back to ``values`` less their mean."""
+    factors = [codes for codes in (design.systems, design.groups) if codes is not None]
+    parts, left = meta_figures.additive_parts(values, factors)
+    return [*zip(parts, factors, strict=True), (left, np.arange(len(values)))]
+
+
 def permutation_test(
     a: np.ndarray,
     b: np.ndarray,
@@ -142,16 +157,26 @@ def permutation_test(
     step: Callable[[], object] | None = None,
 ) -> np.ndarray:
     """PERM-BOTH p-values of ``figure(a) - figure(b)`` for each named figure (NaN where the
-    observed difference is not defined)."""
+    observed difference is not defined). With systems or groups, each metric's system part, group
+    part and item part are swapped by system, by group and by item (see the module)."""
     significance.check_seed(seed)
     first, second = standardised(a), standardised(b)
     args = (design.human, design.systems, design.groups, names)
     observed = np.abs(meta_figures.compute(first, *args) - meta_figures.compute(second, *args))
+    units = [
+        (mine, theirs, codes)
+        for (mine, codes), (theirs, _) in zip(
+            _swap_units(first, design), _swap_units(second, design), strict=True
+        )
+    ]
     rng = np.random.default_rng(seed)
     at_least = np.zeros(len(names))
     for _ in range(resamples):
-        swap = rng.integers(0, 2, size=len(a)).astype(bool)
-        one, other = np.where(swap, second, first), np.where(swap, first, second)
+        one, other = np.zeros(len(a)), np.zeros(len(a))
+        for mine, theirs, codes in units:
+            swap = rng.integers(0, 2, size=int(codes.max()) + 1).astype(bool)[codes]
+            one += np.where(swap, theirs, mine)
+            other += np.where(swap, mine, theirs)
         trial = np.abs(meta_figures.compute(one, *args) - meta_figures.compute(other, *args))
         at_least += np.nan_to_num(trial, nan=0.0) >= observed - significance.TIE_TOLERANCE
         if step is not None:
