@@ -17,11 +17,11 @@ every system's and group's mean is removed (residual); the share of story pairs 
 raters order them, raw and with ties calibrated (Deutsch et al., 2023, as mt-metrics-eval). The
 same figures for baselines that need no model (length, distinct 3-grams, and oracles that score
 a story with its system's or group's mean rating) and, when ratings are lists, for the raters
-themselves (each against the others' mean: the ceiling a metric can reach). Between two metrics:
-each figure's difference with its interval and the p-value of a paired permutation test
-(PERM-BOTH; Williams' test too for pooled Pearson); with more than two, the groups of metrics the
-tests cannot tell apart. A story without a rating, or that a score file skipped, is left out of
-every figure, and counted.
+themselves (each against the others' mean: the ceiling, the agreement of one more rater).
+Between two metrics: each figure's difference with its interval and the p-value of a paired
+permutation test (PERM-BOTH; Williams' test too for pooled Pearson); with more than two, the
+groups of metrics the tests cannot tell apart. A story without a rating, or that a score file
+skipped, is left out of every figure, and counted.
 """
 
 from __future__ import annotations

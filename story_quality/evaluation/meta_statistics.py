@@ -28,7 +28,9 @@ its settings' checks, its p-value ``(1 + count) / (1 + resamples)``):
   ``mt-metrics-eval`` clusters them: metrics in order of the figure, best first; a metric
   opens a new group when it is significantly worse than the first metric of the current group.
 - :func:`rater_ceiling`: each rater against the mean of the others (on the items both rated),
-  every figure averaged over the raters: the agreement a metric can hope for.
+  every figure averaged over the raters: how well one person agrees with the others. A metric is
+  compared with the mean of all raters, which is less noisy than one rater, so it may pass this
+  ceiling: the level of one more rater, not a bound.
 """
 
 from __future__ import annotations
