@@ -558,6 +558,59 @@ MUTATIONS = [
         "",
         ("tests/library/test_texts.py",),
     ),
+    Mutation(
+        "meta-tie-calibration-off",
+        "the tie-calibrated pairwise accuracy never tries an epsilon above 0",
+        "story_quality/evaluation/meta_figures.py",
+        "    best = int(np.argmax(correct))\n",
+        "    best = 0\n",
+        (
+            "tests/evaluation/test_meta_figures.py::test_tie_calibration_finds_the_best_epsilon_of_every_candidate",
+        ),
+    ),
+    Mutation(
+        "meta-kendall-tau-a",
+        "Kendall's tau divides by all pairs (tau-a) instead of the untied ones (tau-b)",
+        "story_quality/evaluation/meta_figures.py",
+        "    untied = math.sqrt(float(np.count_nonzero(sign_x)) * float(np.count_nonzero(sign_y)))\n",
+        "    untied = float(len(sign_x))\n",
+        ("tests/evaluation/test_meta_figures.py",),
+    ),
+    Mutation(
+        "meta-permutation-story-by-story",
+        "with systems, the permutation test swaps story by story again (too many false positives)",
+        "story_quality/evaluation/meta_statistics.py",
+        "    factors = [codes for codes in (design.systems, design.groups) if codes is not None]\n    parts, left",
+        "    factors = []\n    parts, left",
+        (
+            "tests/evaluation/test_meta_statistics.py::"
+            "test_with_systems_the_parts_swapped_by_system_keep_the_level_where_story_swaps_do_not",
+        ),
+    ),
+    Mutation(
+        "meta-ceiling-includes-the-rater",
+        "the raters' ceiling compares each rater with a mean that includes that rater",
+        "story_quality/evaluation/meta_statistics.py",
+        "        others = np.delete(raters, k, axis=1)\n",
+        "        others = raters\n",
+        ("tests/evaluation/test_meta_statistics.py",),
+    ),
+    Mutation(
+        "meta-hash-unchecked",
+        "a score row matched by index is taken whatever text it scored",
+        "story_quality/evaluation/meta_reading.py",
+        "    if found != output_files.text_hash(ratings.texts[index]):\n",
+        "    if False:\n",
+        ("tests/evaluation/test_meta_reading.py",),
+    ),
+    Mutation(
+        "meta-bootstrap-items-only",
+        "the bootstrap never resamples the systems",
+        "story_quality/evaluation/meta_statistics.py",
+        "        if design.systems is not None:\n            weight = weight",
+        "        if False:\n            weight = weight",
+        ("tests/evaluation/test_meta_statistics.py",),
+    ),
 ]
 
 
