@@ -208,3 +208,66 @@ def test_missing_data_is_a_usage_error_naming_the_setting(tmp_path, monkeypatch,
         union_dev_suite.main(["--checkpoint", "default"])
     assert exit_info.value.code == 2
     assert "point STORY_QUALITY_DATA at the folder" in capsys.readouterr().err
+
+
+def _pearson_by_hand(x: list[float], y: list[float]) -> float:
+    """Pearson's r from its definition, the slow reference for the suite's figures."""
+    mx, my = sum(x) / len(x), sum(y) / len(y)
+    cov = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
+    return cov / (sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y)) ** 0.5
+
+
+def test_a_set_of_several_systems_adds_the_mean_within_system_pearson(tmp_path):
+    checkpoint = save_union_checkpoint(tmp_path / "tiny", normalization=ROC_STORIES.to_dict(), max_length=48)
+    stories = STORIES + [s.upper() for s in STORIES[:4]]
+    human = np.array([4.0, 1.0, 3.5, 2.0, 1.5, 3.0, 2.5, 1.0, 4.5])
+    systems = ["a", "b", "a", "b", "a", "c", "c", "b", "c"]
+    rated = [
+        union_dev_suite.RatedSet("one system", stories, human),
+        union_dev_suite.RatedSet("systems", stories, human, systems=systems),
+    ]
+    rows = union_dev_suite.evaluate_checkpoint(str(checkpoint), rated, [], 2, None)
+    scores = UnionScorer(str(checkpoint)).score(stories, batch_size=2).scores
+    within = [
+        _pearson_by_hand(
+            [s for s, t in zip(scores, systems, strict=True) if t == system],
+            [h for h, t in zip(human, systems, strict=True) if t == system],
+        )
+        for system in "abc"
+    ]
+    assert rows["systems"]["within-system pearson"] == pytest.approx(sum(within) / 3, abs=1e-9)
+    assert rows["systems"]["pearson"] == pytest.approx(_pearson_by_hand(scores, list(human)), abs=1e-9)
+    assert "within-system pearson" not in rows["one system"]
+    table = union_dev_suite.to_markdown({"tiny": rows}, rated, [])
+    assert f"(within systems {sum(within) / 3:.3f})" in table
+
+
+def test_the_mans_halves_are_read_with_their_systems_and_an_oracle_reference(tmp_path, monkeypatch):
+    folder = tmp_path / "dev-annotations"
+    folder.mkdir()
+    made_up = {
+        "roc": [
+            (f"{p}:{s}", h, s)
+            for p, h, s in zip("112233", [3, 1, 4, 2, 5, 1.5], ["gpt", "s2s"] * 3, strict=True)
+        ],
+        "wp": [
+            (f"{p}:{s}", h, s)
+            for p, h, s in zip("112233", [2, 2.5, 3, 1, 4, 2], ["gpt", "fusion"] * 3, strict=True)
+        ],
+    }
+    for domain, rows in made_up.items():
+        lines = [
+            json.dumps({"id": i, "text": f"story  {i} .\n it ends .", "human": h, "system": s, "prompt": "1"})
+            for i, h, s in rows
+        ]
+        (folder / f"mans_{domain}_dev.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setenv("STORY_QUALITY_DATA", str(tmp_path))
+    roc = union_dev_suite.mans_set("roc")
+    assert roc.name == "MANS-ROC dev"
+    assert roc.stories[0] == "story 1:gpt . it ends ."
+    assert roc.human.tolist() == [3, 1, 4, 2, 5, 1.5] and roc.systems == ["gpt", "s2s"] * 3
+    oracle = roc.references["each system's mean rating (oracle)"]
+    assert oracle["pearson"] == pytest.approx(_pearson_by_hand([4, 1.5] * 3, [3, 1, 4, 2, 5, 1.5]))
+    assert "within-system pearson" in roc.references["distinct 3-grams (no model)"]
+    wp = union_dev_suite.mans_set("wp")
+    assert wp.name == "MANS-WP dev" and wp.systems == ["gpt", "fusion"] * 3
