@@ -25,8 +25,13 @@ Sets (``$STORY_QUALITY_DATA``, see ``benchmarks.shared_data``):
   corrupted as a whole): the second reads stories longer than any window.
 
 Each correlation is printed beside its reference points: the paper's UNION where it published
-one, the MANPLTS study's own model on its sets, and a no-model baseline (distinct 3-grams /
-all 3-grams). Every recipe and checkpoint decision is taken on this whole table.
+one, the MANPLTS study's own model on its sets, a no-model baseline (distinct 3-grams /
+all 3-grams) and, where a set lists each rater's rating (UNION's 7 votes, MANPLTS's 5 ratings),
+the raters' ceiling: each rater against the mean of the others, averaged over the raters (the
+agreement of one more rater). Every figure is computed by ``story-quality meta-evaluate``'s
+functions (:mod:`story_quality.evaluation.meta_figures`,
+:mod:`story_quality.evaluation.meta_statistics`). Every recipe and checkpoint decision is taken
+on this whole table.
 """
 
 from __future__ import annotations
@@ -54,8 +59,10 @@ import numpy as np  # noqa: E402
 from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
+from story_quality.evaluation import meta_figures  # noqa: E402
 from story_quality.evaluation.annotations import read_annotations  # noqa: E402
-from story_quality.evaluation.correlation import METHODS, coefficient, correlate  # noqa: E402
+from story_quality.evaluation.correlation import METHODS  # noqa: E402
+from story_quality.evaluation.meta_statistics import Design, rater_ceiling  # noqa: E402
 from story_quality.precision import PRECISIONS  # noqa: E402
 from story_quality.training.corpora import writing_prompts_segments, writing_prompts_text  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
@@ -72,6 +79,10 @@ PAPER_UNION_ROC400 = {"pearson": 0.3687, "spearman": 0.4599, "kendall": 0.3386}
 PAPER_UNION_WP200 = {"pearson": 0.3663, "spearman": 0.4493, "kendall": 0.3293}
 PAPER_UNION_WP200_ROC_TRAINED = {"pearson": 0.2872, "spearman": 0.2935, "kendall": 0.2142}
 WITHIN_SYSTEMS = "within-system pearson"
+# The suite's figures, as ``story-quality meta-evaluate`` names them (story_quality.evaluation.meta_figures).
+POOLED = [f"pooled.{method}" for method in METHODS]
+# The row that gives the raters' own agreement, where a set lists each rater's rating.
+CEILING = "raters' ceiling (each rater against the others' mean)"
 
 
 @dataclass
@@ -109,38 +120,56 @@ def scored_texts(rated: list[RatedSet], pairs: list[PairSet]) -> dict[str, list[
 
 
 def distinct_trigrams(text: str) -> float:
-    """Distinct 3-grams over all 3-grams of the text's words (1.0 below three words).
+    """Distinct 3-grams over all 3-grams of the text's words (1.0 below three words): the
+    meta-evaluation's baseline (:func:`story_quality.evaluation.meta_figures.distinct_trigram_scores`).
 
     >>> distinct_trigrams("a b c a b c"), distinct_trigrams("a b")
     (0.75, 1.0)
     """
-    words = text.split()
-    grams = [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
-    return len(set(grams)) / len(grams) if grams else 1.0
+    return float(meta_figures.distinct_trigram_scores([text])[0])
+
+
+def system_codes(systems: Sequence[str]) -> np.ndarray:
+    """Each story's system as a code 0..k-1 (the meta-evaluation's figures take codes)."""
+    return np.unique(np.asarray(systems), return_inverse=True)[1]
 
 
 def _correlations(
     scores: Sequence[float], human: np.ndarray, systems: Sequence[str] | None = None
 ) -> dict[str, float]:
-    """The three coefficients; with ``systems``, also the mean of the Pearsons inside each system."""
+    """The three coefficients over every story; with ``systems``, also the mean of the Pearsons
+    inside each system: the meta-evaluation's figures (``story-quality meta-evaluate``'s)."""
     scores = np.asarray(scores, dtype=float)
-    measured = correlate(scores, human)
-    figures = {method: measured.coefficient(method) for method in METHODS}
+    found = meta_figures.compute(scores, human, None, None, POOLED)
+    figures = dict(zip(METHODS, found.tolist(), strict=True))
     if systems is not None:
-        labels = np.asarray(systems)
-        within = [
-            coefficient(scores[labels == system], human[labels == system], "pearson")
-            for system in sorted(set(systems))
-        ]
-        figures[WITHIN_SYSTEMS] = float(np.mean(within))
+        codes = system_codes(systems)
+        figures[WITHIN_SYSTEMS] = float(
+            meta_figures.compute(scores, human, codes, None, ["within_system.pearson"])[0]
+        )
     return figures
 
 
+def raters_ceiling(raters: np.ndarray) -> dict[str, float]:
+    """Each rater's Pearson, Spearman and Kendall with the mean of the other raters (stories x
+    raters; NaN where a rater gave none), averaged over the raters: one more rater's agreement."""
+    raters = np.asarray(raters, dtype=float)
+    found = rater_ceiling(raters, Design(np.nanmean(raters, axis=1)), POOLED)
+    return dict(zip(METHODS, found.tolist(), strict=True))
+
+
 def _with_baseline(
-    name: str, stories: list[str], human: np.ndarray, refs: dict, systems: list[str] | None = None
+    name: str,
+    stories: list[str],
+    human: np.ndarray,
+    refs: dict,
+    systems: list[str] | None = None,
+    raters: np.ndarray | None = None,
 ) -> RatedSet:
-    trigrams = [distinct_trigrams(s) for s in stories]
+    trigrams = meta_figures.distinct_trigram_scores(stories)
     refs["distinct 3-grams (no model)"] = _correlations(trigrams, human, systems)
+    if raters is not None:
+        refs[CEILING] = raters_ceiling(raters)
     return RatedSet(name, stories, human, refs, systems)
 
 
@@ -152,10 +181,7 @@ def mans_set(domain: str) -> RatedSet:
     stories = [" ".join(row["text"].split()) for row in rows]
     human = np.array([row["human"] for row in rows], dtype=float)
     systems = [row["system"] for row in rows]
-    system_means = {
-        s: float(np.mean([h for h, t in zip(human, systems, strict=True) if t == s])) for s in set(systems)
-    }
-    oracle = [system_means[s] for s in systems]
+    oracle = meta_figures.mean_oracle(human, system_codes(systems))
     refs = {"each system's mean rating (oracle)": _correlations(oracle, human)}
     return _with_baseline(f"MANS-{domain.upper()} dev", stories, human, refs, systems)
 
@@ -173,6 +199,7 @@ def rated_sets() -> list[RatedSet]:
                 "paper's UNION (Table 1)": PAPER_UNION_ROC400,
                 "paper's UNION (released scores)": _correlations(published, annotated.human_scores),
             },
+            raters=annotated.votes,
         )
     ]
     annotated_wp = read_annotations(shared_data("union-wp", "ant_data.txt"))
@@ -185,6 +212,7 @@ def rated_sets() -> list[RatedSet]:
                 "paper's UNION (trained on WP)": PAPER_UNION_WP200,
                 "paper's UNION trained on ROC": PAPER_UNION_WP200_ROC_TRAINED,
             },
+            raters=annotated_wp.votes,
         )
     )
     for domain in ("roc", "wp"):
@@ -193,7 +221,12 @@ def rated_sets() -> list[RatedSet]:
         stories = [" ".join(row["text"].replace("</s>", " ").split()) for row in rows]
         human = np.array([row["mean"] for row in rows], dtype=float)
         refs = {"MANPLTS's own model": _correlations([row["manplts_score"] for row in rows], human)}
-        sets.append(_with_baseline(f"{domain.upper()} dev-300 (MANPLTS)", stories, human, refs))
+        raters = np.array(
+            [[math.nan if x is None else x for x in row["ratings"]] for row in rows], dtype=float
+        )
+        sets.append(
+            _with_baseline(f"{domain.upper()} dev-300 (MANPLTS)", stories, human, refs, raters=raters)
+        )
     return [*sets, mans_set("roc"), mans_set("wp")]
 
 

@@ -271,3 +271,24 @@ def test_the_mans_halves_are_read_with_their_systems_and_an_oracle_reference(tmp
     assert "within-system pearson" in roc.references["distinct 3-grams (no model)"]
     wp = union_dev_suite.mans_set("wp")
     assert wp.name == "MANS-WP dev" and wp.systems == ["gpt", "fusion"] * 3
+
+
+def test_a_set_that_lists_each_raters_rating_gets_the_raters_ceiling():
+    """Each rater against the mean of the other raters (SciPy's coefficients), averaged over the raters."""
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    quality = rng.normal(size=12)
+    raters = np.clip(np.round(quality[:, None] + 2 + rng.normal(0, 0.8, (12, 5))), 0, 4)
+    human = raters.mean(axis=1)
+    stories = [f"story {i} " + "word " * int(rng.integers(3, 9)) for i in range(12)]
+    rated = union_dev_suite._with_baseline("rated", stories, human, {}, raters=raters)
+    others = [np.delete(raters, k, axis=1).mean(axis=1) for k in range(5)]
+    functions = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
+    expected = {
+        m: np.mean([functions[m](raters[:, k], others[k]).statistic for k in range(5)]) for m in METHODS
+    }
+    assert rated.references[union_dev_suite.CEILING] == pytest.approx(expected, abs=1e-12)
+    assert (
+        union_dev_suite.CEILING not in union_dev_suite._with_baseline("plain", stories, human, {}).references
+    )
