@@ -88,7 +88,8 @@ def _grid(evaluation: MetaEvaluation, columns: list[MetricResult], heading: str)
     width = max(
         len(text) for text in [*(r.name for r in columns), *(c for row in cells.values() for c in row)]
     )
-    lines = ["", heading, f"{'':<{label}}  " + "  ".join(f"{result.name:<{width}}" for result in columns)]
+    names = (f"{'':<{label}}  " + "  ".join(f"{result.name:<{width}}" for result in columns)).rstrip()
+    lines = ["", heading, names]
     for name in evaluation.figures:
         lines.append(
             (f"{FIGURE_LABELS[name]:<{label}}  " + "  ".join(f"{c:<{width}}" for c in cells[name])).rstrip()
@@ -99,6 +100,13 @@ def _grid(evaluation: MetaEvaluation, columns: list[MetricResult], heading: str)
 def _pairs(evaluation: MetaEvaluation) -> list[str]:
     lines = []
     label = max(len(FIGURE_LABELS[name]) for name in evaluation.figures)
+    if evaluation.pairs:
+        lines += [
+            "",
+            "between metrics: the interval resamples as above (other stories, prompts and systems); the "
+            "permutation test\n(PERM-BOTH) keeps these stories and asks whether the two metrics are exchangeable "
+            "on them, so the two\nmay disagree near the edge of significance",
+        ]
     for pair in evaluation.pairs:
         lines += [
             "",

@@ -126,6 +126,7 @@ def test_more_than_two_metrics_are_grouped_and_the_json_holds_every_figure(tmp_p
     assert set(data["metrics"][0]["figures"]) == set(result.figures)
     table = result.table()
     assert "raters (leave one out)" in table and "group-mean oracle" in table and "Williams p" in table
+    assert "between metrics:" in table and not any(line != line.rstrip() for line in table.splitlines())
 
 
 def test_data_without_systems_or_groups_gives_the_pooled_figures_only(tmp_path):
