@@ -79,11 +79,15 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--confidence", type=float, default=significance.DEFAULT_CONFIDENCE, help="interval level (0.95)"
     )
     parser.add_argument(
-        "--json", type=pathlib.Path, help="also write every figure, interval and n to this file"
+        "--json",
+        type=pathlib.Path,
+        metavar="FILE",
+        help="also write every figure, interval and n to this file",
     )
     parser.add_argument(
         "--plot",
         type=pathlib.Path,
+        metavar="FILE.png",
         help=f"also draw each metric against the ratings into this .png ({PLOT_EXTRA})",
     )
     return parser
