@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from story_quality import METRICS, input_files, output_files
-from story_quality.cli.errors import ProcessZeroError, UsageError, report
+from story_quality.cli.errors import ProcessZeroError, UsageError
 from story_quality.gruen.options import MODEL_OPTIONS
 from story_quality.metric_options import option_specs
 from story_quality.options import add_flags, given_flags
@@ -380,16 +380,13 @@ def summarise(args: argparse.Namespace, summary: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``story-quality score``: 0, or 2 with one line naming what is wrong (printed by process 0)."""
+    """Run ``story-quality score``: 0; a refusal raises (one line and 2 from
+    :func:`story_quality.cli.errors.run_and_report`, printed by process 0 only)."""
     from accelerate import PartialState
 
     group_before = process_group_open()
     try:
         summary = score(args)
-    except (UsageError, ValueError, TypeError, OSError) as error:
-        if not isinstance(error, ProcessZeroError):
-            report("story-quality", error)
-        return 2
     finally:
         if not group_before and process_group_open():
             leave_process_group()
