@@ -495,8 +495,8 @@ MUTATIONS = [
     Mutation(
         "compare-splits-at-u2028",
         "compare splits JSON lines at U+2028 (str.splitlines)",
-        "story_quality/evaluation/comparison.py",
-        "enumerate(input_files.text_lines(text), 1)",
+        "story_quality/input_files.py",
+        "enumerate(text_lines(text), 1)",
         "enumerate(text.splitlines(), 1)",
         ("tests/cli/test_compare.py::test_a_raw_line_separator_inside_a_json_row_is_read",),
     ),
