@@ -336,9 +336,18 @@ def refuse_other_input(
     """Refuse resuming ``rows`` unless each carries what ``expected`` (one dict per input row) says.
 
     ``expected`` holds each input row's identity, e.g. its index, line and ``text_hash``: a
-    different input of the same length is refused, naming the first row that differs.
+    different input of the same length is refused, naming the first row that differs, and so is
+    an input whose number of rows is not the one the first row records (:data:`INPUT_ROWS`): a
+    shorter input resumed would end the file early, which ``compare`` would call unfinished.
     """
     output_option, input_option = options
+    recorded = rows[0].get(INPUT_ROWS) if rows else None
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded != len(expected):
+        raise OutputError(
+            f"{output_option} {output} was started for an input of {recorded} rows but {input_option} {source} "
+            f"has {len(expected)}: the input changed, or it is another input. Rerun with the input it was "
+            f"started for to complete it, or name another {output_option}."
+        )
     if len(rows) > len(expected):
         raise OutputError(
             f"{output_option} {output} holds {len(rows)} rows but {input_option} {source} has "
