@@ -15,7 +15,7 @@ import shutil
 import sys
 import tempfile
 
-from story_quality import METRICS, __version__, metric_path
+from story_quality import METRICS, __version__, metric_path, output_files
 from story_quality.cli.errors import UsageError
 from story_quality.signature import DISTRIBUTION
 
@@ -56,6 +56,7 @@ def stage_space(metric: str, repo_id: str, output: pathlib.Path) -> pathlib.Path
     if metric not in METRICS:
         raise PublishError(f"Unknown metric {metric!r}; this package has {', '.join(METRICS)}.")
     check_repo_id(repo_id)
+    output_files.refuse_unusable_name(output, "--output", "folder")
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise PublishError(f"--output {output} exists and is not an empty folder; name a new one.")
     output.mkdir(parents=True, exist_ok=True)
