@@ -111,3 +111,24 @@ def test_compare_into_a_closed_pipe_ends_quietly_with_sigpipes_status(tmp_path):
     process.stdout.close()  # the reader closes before the comparison is printed
     _, err = process.communicate(timeout=120)
     assert err.decode() == "" and process.returncode == 141
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("text,label\nThe dog ran home, and then it was happy.,1\nTom sat.,0\n",
+         ":2: 3 fields, but the header names 2 ('text', 'label'); a comma inside a text needs the field in double "
+         "quotes"),
+        ('text,label\n"The dog ran home.,1\nTom sat.,0\n',
+         ":2: field 1 opens a quote that is never closed (the rest of the file would be one text); a field holding "
+         'a comma, a quote or a line break is written in double quotes, a quote inside it doubled: "He said ""hi"", '
+         'then left."'),
+    ],
+)  # fmt: skip
+def test_score_refuses_a_messy_csv_by_file_and_line_and_writes_nothing(tmp_path, capsys, content, problem):
+    """Issue 67's messy files: a text cut at an unquoted comma, two stories merged by an unclosed quote."""
+    source, output = tmp_path / "stories.csv", tmp_path / "scores.jsonl"
+    source.write_text(content)
+    assert cli.main(["score", "--metric", "union", "--input", str(source), "--output", str(output)]) == 2
+    assert capsys.readouterr().err == f"story-quality score: error: {source}{problem}\n"
+    assert not output.exists()
