@@ -339,8 +339,8 @@ MUTATIONS = [
         "compare-row-hash",
         "compare reads a score row edited after score sealed it",
         "story_quality/evaluation/comparison.py",
-        "if output_files.ROW_HASH in record and not output_files.row_intact(record):",
-        "if False:",
+        "if output_files.ROW_HASH in record and not (",
+        "if False and (",
         ("tests/cli/test_compare.py",),
     ),
     # --- issue 47: files never lost to score, numbers compare can vouch for ---
@@ -557,6 +557,23 @@ MUTATIONS = [
         "            and not torch.isfinite(tensor).all()\n",
         "",
         ("tests/library/test_texts.py",),
+    ),
+    # --- issue 67: one strict reader, score and compare agreeing on a finished file ---
+    Mutation(
+        "csv-extra-fields-accepted",
+        "a CSV record with more fields than the header (an unquoted comma) is read, cut at the comma",
+        "story_quality/input_files.py",
+        "        if len(record) != len(columns):",
+        "        if len(record) < len(columns):",
+        ("tests/library/test_files.py",),
+    ),
+    Mutation(
+        "score-resumes-a-shorter-input",
+        "score resumes an output started for a longer input, ending it early",
+        "story_quality/output_files.py",
+        "and recorded != len(expected):",
+        "and recorded < len(expected):",
+        ("tests/cli/test_score_and_compare_agree.py",),
     ),
 ]
 
