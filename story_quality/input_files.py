@@ -187,7 +187,7 @@ def read_json_records(path: pathlib.Path, text: str | None = None) -> Records:
 
 # One CSV field: quoted (a doubled quote inside stands for one; it may span lines), or unquoted (no
 # comma, quote or line break).
-_CSV_FIELD = re.compile(r'"((?:[^"]|"")*)"|([^,"\r\n]*)')
+_CSV_FIELD = re.compile(r'"([^"]*(?:""[^"]*)*)"|([^,"\r\n]*)')
 QUOTE_HINT = 'a field holding a comma, a quote or a line break is written in double quotes, a quote inside it doubled: "He said ""hi"", then left."'
 
 
