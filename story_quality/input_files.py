@@ -4,6 +4,11 @@
 (or JSON Lines), ``.csv`` a header and one record a row (a quoted field may span lines). Every
 row comes back with the line it starts on, and every error names the file and line.
 
+Strict, so that a messy file never gives a wrong number: a CSV record with more or fewer fields
+than its header (an unquoted comma), a quote that is never closed or stands inside an unquoted
+field, a header naming a column twice, and a JSON object naming a key twice are refused, never
+read as a cut, merged or overwritten text.
+
 Lines end at ``\\n`` (or ``\\r\\n``) only: a form feed, U+2028 or U+2029 inside a story is part
 of that story, never a new row (``str.splitlines`` would split there, so it is never used).
 A file is UTF-8 (a byte-order mark is dropped) or UTF-16 with its byte-order mark; a binary
@@ -12,10 +17,10 @@ file, an empty one or a byte that is not UTF-8 is refused by name and line.
 
 from __future__ import annotations
 
-import csv
 import json
 import pathlib
-from collections.abc import Iterator
+import re
+from collections import Counter
 from typing import Any, NamedTuple
 
 # Local record files the readers here take, by extension.
@@ -79,8 +84,75 @@ def text_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object that names one key twice (``json`` would keep the last value silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's keys and values, refusing a key given twice."""
+    row: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in row:
+            raise _DuplicateKey(key)
+        row[key] = value
+    return row
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _line_at(text: str, position: int) -> int:
+    return text.count("\n", 0, position) + 1
+
+
+def _decode(path: pathlib.Path, text: str, position: int, line: int, first_line: int = 1) -> tuple[Any, int]:
+    """The JSON value at ``position`` of ``text`` and where it ends, or an error naming the file and line
+    (``line`` is the line of ``position``, ``first_line`` the file's line of ``text``'s start)."""
+    try:
+        return _DECODER.raw_decode(text, position)
+    except _DuplicateKey as error:
+        raise ValueError(
+            f"{path}:{line}: the key {error.args[0]!r} appears twice in one object; which value is meant "
+            "cannot be told (json would keep the last one): keep one"
+        ) from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}:{first_line + error.lineno - 1}: not valid JSON ({error.msg})") from None
+
+
+def _json_array(path: pathlib.Path, text: str) -> tuple[list[Any], list[int]]:
+    """The elements of a JSON array file and the line each starts on."""
+    rows: list[Any] = []
+    lines: list[int] = []
+    position = _JSON_SPACE.match(text, 0).end() + 1  # after the opening [
+    while True:
+        position = _JSON_SPACE.match(text, position).end()
+        if not rows and text.startswith("]", position):
+            position += 1
+            break
+        line = _line_at(text, position)
+        row, position = _decode(path, text, position, line)
+        rows.append(row)
+        lines.append(line)
+        position = _JSON_SPACE.match(text, position).end()
+        if text.startswith(",", position):
+            position += 1
+        elif text.startswith("]", position):
+            position += 1
+            break
+        else:
+            found = "the end of the file" if position >= len(text) else repr(text[position])
+            raise ValueError(
+                f"{path}:{_line_at(text, position)}: not valid JSON (expected , or ] but found {found})"
+            )
+    position = _JSON_SPACE.match(text, position).end()
+    if position < len(text):
+        raise ValueError(f"{path}:{_line_at(text, position)}: not valid JSON (more after the closing ])")
+    return rows, lines
+
+
 def read_json_records(path: pathlib.Path, text: str | None = None) -> Records:
-    """JSON records and the line each starts on (1 for every record of a whole-file JSON array)."""
+    """JSON records and the line each starts on; an object naming a key twice is refused by line."""
     text = read_text_file(path) if text is None else text
     if path.suffix.lower() == ".json" and text.lstrip().startswith("{"):
         try:
@@ -93,92 +165,115 @@ def read_json_records(path: pathlib.Path, text: str | None = None) -> Records:
                 "objects, or one object per line (JSON Lines)."
             )
     if text.lstrip().startswith("["):
-        try:
-            rows = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
-        if not isinstance(rows, list):
-            raise ValueError(f"{path}: expected a JSON list of objects, got a {type(rows).__name__}.")
-        lines = [1] * len(rows)
+        rows, lines = _json_array(path, text)
     else:
         rows, lines = [], []
         for line_number, line in enumerate(text_lines(text), 1):
             if not line.strip():
                 continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{line_number}: not valid JSON ({error.msg})") from None
+            row, end = _decode(path, line, _JSON_SPACE.match(line).end(), line_number, line_number)
+            if line[end:].strip():
+                raise ValueError(
+                    f"{path}:{line_number}: not valid JSON (more after the object's end; JSON Lines holds one "
+                    "object a line)"
+                )
+            rows.append(row)
             lines.append(line_number)
-    for i, row in enumerate(rows):
+    for row, line in zip(rows, lines, strict=True):
         if not isinstance(row, dict):
-            where = f"line {lines[i]}" if len(set(lines)) == len(lines) else f"record {i}"
-            raise ValueError(f"{path}, {where}: a JSON {type(row).__name__}, expected a JSON object")
+            raise ValueError(f"{path}, line {line}: a JSON {type(row).__name__}, expected a JSON object")
     return Records(rows, lines)
 
 
-class _NumberedLines:
-    """The lines of a text, each with its ``\\n``, counting how many have been read (for ``csv``)."""
-
-    def __init__(self, text: str) -> None:
-        self._lines = _lines_with_ends(text)
-        self.read = 0
-
-    def __iter__(self) -> _NumberedLines:
-        return self
-
-    def __next__(self) -> str:
-        line = next(self._lines)
-        self.read += 1
-        return line
+# One CSV field: quoted (a doubled quote inside stands for one; it may span lines), or unquoted (no
+# comma, quote or line break).
+_CSV_FIELD = re.compile(r'"([^"]*(?:""[^"]*)*)"|([^,"\r\n]*)')
+QUOTE_HINT = 'a field holding a comma, a quote or a line break is written in double quotes, a quote inside it doubled: "He said ""hi"", then left."'
 
 
-def _lines_with_ends(text: str) -> Iterator[str]:
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end + 1
-        yield text[start:end]
-        start = end
+def _csv_record(path: pathlib.Path, text: str, position: int, line: int) -> tuple[list[str], int]:
+    """The fields of the record starting at ``position`` (on ``line``), and where the next record starts.
+
+    RFC 4180, strictly: a quote may only open a field and close it; a quote inside an unquoted
+    field, text after a closing quote, a quote never closed and a lone ``\\r`` are refused, naming
+    the line the field starts on, so that no field is silently cut or merged with the next.
+    """
+    fields: list[str] = []
+    record_start = position
+    while True:
+        start = position
+        match = _CSV_FIELD.match(text, position)
+        position = match.end()
+        quoted = match.group(1) is not None
+        fields.append(match.group(1).replace('""', '"') if quoted else match.group(2))
+        following = text[position : position + 2]
+        if following.startswith(","):
+            position += 1
+            continue
+        if position >= len(text) or following.startswith("\n") or following == "\r\n":
+            return fields, position + (2 if following == "\r\n" else min(1, len(following)))
+        field_line = line + text.count("\n", record_start, start)
+        raise ValueError(f"{path}:{field_line}: {_csv_problem(text, start, position, len(fields))}")
+
+
+def _csv_problem(text: str, start: int, end: int, field: int) -> str:
+    """What is wrong where field number ``field`` (from ``start``) stopped at ``end``, before a character
+    that neither ends a field nor a record."""
+    if text[end] == "\r":
+        return "a lone \\r line break in an unquoted field; quote the field, or end lines with \\n"
+    if end == start:  # the field opens a quote that the rest of the file never closes
+        return f"field {field} opens a quote that is never closed (the rest of the file would be one text); {QUOTE_HINT}"
+    if text[start] != '"':
+        return f"field {field} holds a quote but is not in quotes; {QUOTE_HINT}"
+    spanned = text.count("\n", start, end)
+    closed = (
+        f" (its quote closes {spanned} line{'s' if spanned > 1 else ''} further down: a quote left open?)"
+        if spanned
+        else ""
+    )
+    return f"field {field} goes on after its closing quote{closed}; {QUOTE_HINT}"
 
 
 def read_csv_records(path: pathlib.Path, text: str | None = None) -> Records:
-    """CSV records (as ``csv.DictReader`` builds them) and the line each record starts on.
+    """CSV records (one dict each, by the header's names) and the line each record starts on.
 
     A quoted field may hold line breaks: the record over lines 2-4 starts at line 2. Blank
-    lines are passed over.
+    lines are passed over. Strict, so that no text is cut at a comma or merged with the next
+    row: a header naming a column twice, a record with more or fewer fields than the header and
+    a stray or unclosed quote (:func:`_csv_record`) are refused, naming the file and line.
     """
     text = read_text_file(path) if text is None else text
-    lines = _NumberedLines(text)
-    reader = csv.reader(lines)
     columns: list[str] | None = None
     rows: list[dict[str, Any]] = []
     starts: list[int] = []
-    while True:
-        before = lines.read
-        try:
-            record = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as error:
-            problem = (
-                "a lone \\r line break in an unquoted field; quote the field, or end lines with \\n"
-                if "new-line" in str(error)
-                else f"not valid CSV ({error})"
-            )
-            raise ValueError(f"{path}:{lines.read}: {problem}") from None
-        if not record:
-            continue
+    position, line = 0, 1
+    while position < len(text):
+        record, end = _csv_record(path, text, position, line)
+        record_line, line = line, line + text.count("\n", position, end)
+        position = end
+        if record == [""]:
+            continue  # a blank line
         if columns is None:
+            twice = [name for name, count in Counter(record).items() if count > 1]
+            if twice:
+                raise ValueError(
+                    f"{path}:{record_line}: the header names the column {twice[0]!r} twice; which one holds "
+                    "the text cannot be told: give each column its own name"
+                )
             columns = record
             continue
-        row: dict[str, Any] = dict(zip(columns, record, strict=False))
-        if len(record) > len(columns):
-            row[None] = record[len(columns) :]  # type: ignore[index]  # csv.DictReader's restkey
-        for missing in columns[len(record) :]:
-            row[missing] = None
-        rows.append(row)
-        starts.append(before + 1)
+        if len(record) != len(columns):
+            problem = (
+                "a comma inside a text needs the field in double quotes"
+                if len(record) > len(columns)
+                else "every record has one field per column (an empty one is written as nothing between commas)"
+            )
+            raise ValueError(
+                f"{path}:{record_line}: {len(record)} field{'s' if len(record) != 1 else ''}, but the header names "
+                f"{len(columns)} ({', '.join(map(repr, columns))}); {problem}"
+            )
+        rows.append(dict(zip(columns, record, strict=True)))
+        starts.append(record_line)
     return Records(rows, starts, columns or [])
 
 

@@ -21,12 +21,14 @@ from __future__ import annotations
 import inspect
 import os
 import threading
+import warnings
 from typing import Any
 
 import evaluate
 import torch
 
 from story_quality.texts import check_texts
+from story_quality.warning_origin import user_stacklevel
 
 
 class SharedInstance:
@@ -104,6 +106,7 @@ class CheckedInputs:
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Check every text, then store the batch as ``evaluate`` does."""
+        warn_unused_references(self.name, references)
         return super().add_batch(
             predictions=self.check_predictions(predictions), references=references, **kwargs
         )
@@ -115,7 +118,25 @@ class CheckedInputs:
         feature's name): one text under either name is taken, both at once are refused.
         """
         prediction = one_prediction(prediction, kwargs.pop("predictions", None))
+        warn_unused_references(self.name, reference)
         return super().add(prediction=self.check_predictions([prediction])[0], reference=reference, **kwargs)
+
+
+def warn_unused_references(metric: str, references: Any) -> None:
+    """Say that ``references`` are not used, when given: both metrics score each story alone.
+
+    Not refused: ``evaluate.combine([...]).compute(predictions=..., references=...)`` hands the
+    references to every metric it combines, so that refusing them would break combining with a
+    metric that reads them (evaluate itself drops them without a word).
+    """
+    if references is None:
+        return
+    warnings.warn(
+        f"{metric} is unreferenced: it scores each story alone, so the references= given are not used "
+        f"(evaluate.combine hands them to every metric; {metric} alone needs none).",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def one_prediction(prediction: Any, predictions: Any) -> Any:

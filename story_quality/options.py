@@ -245,17 +245,29 @@ PRECISION = Option(
 
 @dataclasses.dataclass(frozen=True)
 class OptionSpec:
-    """A metric's options, in the order its ``compute`` takes them."""
+    """A metric's options, in the order its ``compute`` takes them, and those it takes when loaded.
+
+    ``loading`` are chosen when the metric is loaded (``evaluate.load``'s config_name, the scorer's
+    constructor), not by ``compute``: the command line takes them as flags all the same, so that a
+    flag of one metric given with the other is refused by the same rule (:attr:`command_line`).
+    """
 
     metric: str
     options: tuple[Option, ...]
+    loading: tuple[Option, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The names ``compute`` takes."""
         return tuple(option.name for option in self.options)
 
+    @property
+    def command_line(self) -> tuple[Option, ...]:
+        """Every option the command line takes for this metric: ``compute``'s, then the loading ones."""
+        return (*self.options, *self.loading)
+
     def __getitem__(self, name: str) -> Option:
-        for option in self.options:
+        for option in self.command_line:
             if option.name == name:
                 return option
         raise KeyError(f"{self.metric} has no option {name!r}; it has {', '.join(self.names)}")
@@ -295,8 +307,8 @@ def add_flags(
     """One flag per option of ``specs``; an option several metrics take (same kind and default) gets
     one flag whose help says what it does in each. ``default_texts`` overrides what a help says of a
     default. Every flag defaults to None, so that the options given can be told apart."""
-    for name in dict.fromkeys(name for spec in specs for name in spec.names):
-        holders = [spec for spec in specs if name in spec.names]
+    for name in dict.fromkeys(option.name for spec in specs for option in spec.command_line):
+        holders = [spec for spec in specs if name in {option.name for option in spec.command_line}]
         option = holders[0][name]
         if any((spec[name].kind, spec[name].default) != (option.kind, option.default) for spec in holders):
             raise ValueError(f"option {name}: the metrics take it with different types or defaults")
@@ -315,6 +327,34 @@ def add_flags(
             parser.add_argument(option.flag, help=help_text)
 
 
-def given_flags(args: argparse.Namespace, spec: OptionSpec) -> dict[str, Any]:
-    """The options of ``spec`` given on the command line (a flag left at None is left to the metric)."""
-    return {name: getattr(args, name) for name in spec.names if getattr(args, name, None) is not None}
+def given_flags(args: argparse.Namespace, spec: OptionSpec, loading: bool = False) -> dict[str, Any]:
+    """The options of ``spec`` (its loading ones when ``loading``) given on the command line (a flag
+    left at None is left to the metric)."""
+    names = [option.name for option in spec.loading] if loading else spec.names
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
+def other_metrics_flags(args: argparse.Namespace, chosen: str, specs: Mapping[str, OptionSpec]) -> str | None:
+    """Why the flags given are not all the ``chosen`` metric's, or None when they are: one rule for
+    every flag, from the specs (a flag both metrics take is everyone's).
+
+    >>> spec = OptionSpec("a", (), (Option("checkpoint", "model", None, "which"),))
+    >>> other_metrics_flags(argparse.Namespace(checkpoint="x"), "b", {"a": spec, "b": OptionSpec("b", ())})
+    '--checkpoint is an option of a, not of b: drop it, or score with --metric a'
+    """
+    mine = {option.name for option in specs[chosen].command_line}
+    given: dict[str, str] = {}
+    for metric, spec in specs.items():
+        for option in spec.command_line:
+            if option.name not in mine and getattr(args, option.name, None) is not None:
+                given.setdefault(option.flag, metric)
+    if not given:
+        return None
+    owners = sorted(set(given.values()))
+    flags = ", ".join(given)
+    if len(given) == 1:
+        return f"{flags} is an option of {owners[0]}, not of {chosen}: drop it, or score with --metric {owners[0]}"
+    return (
+        f"{flags} are options of {' and '.join(owners)}, not of {chosen}: drop them, or score with "
+        f"--metric {' / '.join(owners)}"
+    )

@@ -75,8 +75,9 @@ def seal(record: dict[str, Any]) -> str:
 
 
 def same_file(first: pathlib.Path, second: pathlib.Path) -> bool:
-    """Whether two paths name one file: the same resolved path, or one file through a link."""
-    if first.resolve() == second.resolve():
+    """Whether two paths name one file: the same resolved path, or one file through a link (a loop of
+    links resolves as far as it goes, as ``os.path.realpath`` does, rather than raising)."""
+    if os.path.realpath(first) == os.path.realpath(second):
         return True
     try:
         return os.path.samefile(first, second)
@@ -94,14 +95,41 @@ def refuse_inputs(output: pathlib.Path, inputs: Iterable[pathlib.Path], option: 
             )
 
 
+def refuse_unusable_name(output: pathlib.Path, option: str = "--output", kind: str = "file") -> None:
+    """Refuse ``-`` (standard output, which a command that reads its output back, locks it or writes a
+    folder cannot use), a loop of symbolic links, and a link to nothing (writing through it would
+    create a file elsewhere, under another name)."""
+    if str(output) == "-":
+        raise OutputError(
+            f"{option} -: this command writes a {kind}, never to standard output; name a {kind}."
+        )
+    if not output.is_symlink():
+        return
+    try:
+        os.stat(output)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise OutputError(f"{option} {output} is a loop of symbolic links; name a {kind}.") from None
+        raise OutputError(
+            f"{option} {output} is a symbolic link to {os.readlink(output)}, which does not exist; name the "
+            f"{kind} itself."
+        ) from None
+
+
 def check_folder(output: pathlib.Path, option: str = "--output") -> None:
-    """Refuse an output whose folder is missing or not a folder, or that is a folder, a device, a
-    pipe or a socket (``/dev/stdout``: never read back, and no lock beside it)."""
+    """Refuse an output whose folder is missing, not a folder or read-only, or that is a folder, a
+    device, a pipe or a socket (``/dev/stdout``: never read back, and no lock beside it), ``-``, a
+    loop of links or a link to nothing (:func:`refuse_unusable_name`)."""
+    refuse_unusable_name(output, option)
     folder = output.absolute().parent
     if not folder.exists():
         raise OutputError(f"{option} {output}: the folder {folder} does not exist; create it first.")
     if not folder.is_dir():
         raise OutputError(f"{option} {output}: {folder} is not a folder.")
+    if not output.exists() and not os.access(folder, os.W_OK):
+        raise OutputError(
+            f"{option} {output}: the folder {folder} is read-only; name a file in another folder."
+        )
     if output.is_dir():
         raise OutputError(f"{option} {output} is a folder; name a file.")
     if output.exists() and not output.is_file():
@@ -336,9 +364,18 @@ def refuse_other_input(
     """Refuse resuming ``rows`` unless each carries what ``expected`` (one dict per input row) says.
 
     ``expected`` holds each input row's identity, e.g. its index, line and ``text_hash``: a
-    different input of the same length is refused, naming the first row that differs.
+    different input of the same length is refused, naming the first row that differs, and so is
+    an input whose number of rows is not the one the first row records (:data:`INPUT_ROWS`): a
+    shorter input resumed would end the file early, which ``compare`` would call unfinished.
     """
     output_option, input_option = options
+    recorded = rows[0].get(INPUT_ROWS) if rows else None
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded != len(expected):
+        raise OutputError(
+            f"{output_option} {output} was started for an input of {recorded} rows but {input_option} {source} "
+            f"has {len(expected)}: the input changed, or it is another input. Rerun with the input it was "
+            f"started for to complete it, or name another {output_option}."
+        )
     if len(rows) > len(expected):
         raise OutputError(
             f"{output_option} {output} holds {len(rows)} rows but {input_option} {source} has "

@@ -48,16 +48,16 @@ MUTATIONS = [
         "union-label-ignored",
         "the union metric ignores id2label and always reads class 1",
         "story_quality/union/loading.py",
-        "    return by_name.get(HUMAN_LABEL, 1)\n",
-        "    return 1\n",
+        "        return by_name[HUMAN_LABEL]\n",
+        "        return 1\n",
         ("tests/union/test_loading.py",),
     ),
     Mutation(
-        "union-fallback-class-0",
-        "its fallback when no label is named human becomes class 0",
+        "union-any-labels-accepted",
+        "any two-label classifier is read as UNION, class 1 when no class is named human",
         "story_quality/union/loading.py",
-        "by_name.get(HUMAN_LABEL, 1)",
-        "by_name.get(HUMAN_LABEL, 0)",
+        "    if config.num_labels == 2 and set(by_name) == {HUMAN_LABEL, PERTURBED_LABEL}:\n",
+        "    if config.num_labels == 2:\n        return by_name.get(HUMAN_LABEL, 1)\n    if False:\n",
         ("tests/union/test_loading.py",),
     ),
     Mutation(
@@ -339,8 +339,8 @@ MUTATIONS = [
         "compare-row-hash",
         "compare reads a score row edited after score sealed it",
         "story_quality/evaluation/comparison.py",
-        "if output_files.ROW_HASH in record and not output_files.row_intact(record):",
-        "if False:",
+        "if output_files.ROW_HASH in record and not (",
+        "if False and (",
         ("tests/cli/test_compare.py",),
     ),
     # --- issue 47: files never lost to score, numbers compare can vouch for ---
@@ -495,8 +495,8 @@ MUTATIONS = [
     Mutation(
         "compare-splits-at-u2028",
         "compare splits JSON lines at U+2028 (str.splitlines)",
-        "story_quality/evaluation/comparison.py",
-        "enumerate(input_files.text_lines(text), 1)",
+        "story_quality/input_files.py",
+        "enumerate(text_lines(text), 1)",
         "enumerate(text.splitlines(), 1)",
         ("tests/cli/test_compare.py::test_a_raw_line_separator_inside_a_json_row_is_read",),
     ),
@@ -610,6 +610,23 @@ MUTATIONS = [
         "        if design.systems is not None:\n            weight = weight",
         "        if False:\n            weight = weight",
         ("tests/evaluation/test_meta_statistics.py",),
+    ),
+    # --- issue 67: one strict reader, score and compare agreeing on a finished file ---
+    Mutation(
+        "csv-extra-fields-accepted",
+        "a CSV record with more fields than the header (an unquoted comma) is read, cut at the comma",
+        "story_quality/input_files.py",
+        "        if len(record) != len(columns):",
+        "        if len(record) < len(columns):",
+        ("tests/library/test_files.py",),
+    ),
+    Mutation(
+        "score-resumes-a-shorter-input",
+        "score resumes an output started for a longer input, ending it early",
+        "story_quality/output_files.py",
+        "and recorded != len(expected):",
+        "and recorded < len(expected):",
+        ("tests/cli/test_score_and_compare_agree.py",),
     ),
 ]
 

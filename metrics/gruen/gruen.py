@@ -24,6 +24,8 @@ Args:
     predictions (list of str): the texts to score. A text with no sentence of two or more
         words (empty, blank, one word) scores 0.0 for `gruen` and `grammaticality`, with no
         redundancy or focus penalty.
+    references: not used, GRUEN is unreferenced; given (evaluate.combine passes them to every
+        metric) they are left out with a warning.
 {options}
 Returns:
     scores (list of float): the final score of each text, in [0, 1], higher is better (the
@@ -38,7 +40,8 @@ Returns:
     signature (str): what made the scores (each model with its revision or the sha256 of its weights, config and tokenizer files,
         lm_scoring, coherence, package version); report it with the numbers.
 Examples:
-    >>> gruen = evaluate.load("gruen")  # outside evaluate's own tests: story_quality.metric_path("gruen")
+    >>> from story_quality import metric_path
+    >>> gruen = evaluate.load(metric_path("gruen"))  # from any folder
     >>> texts = ["The dog ran home. The dog ran home.", "   "]
     >>> results = gruen.compute(predictions=texts)
     >>> sorted(results)
@@ -71,6 +74,7 @@ class Gruen(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Check every text before ``evaluate`` stores them (it would turn None and numbers into strings)."""
         check_options(kwargs, GRUEN_OPTIONS.names)
+        metric_module.warn_unused_references(self.name, references)
         if predictions is not None or (self.writer is None and self.num_process == 1):
             predictions = self.check_predictions(predictions)
         return super().compute(predictions=predictions, references=references, **kwargs)

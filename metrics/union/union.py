@@ -38,6 +38,8 @@ Scores each story with a UNION checkpoint.
 Args:
     predictions (`list` of `str`): the stories to score, each one string, leading context
         (the first sentence, or the prompt) included, as UNION was trained.
+    references: not used, UNION is unreferenced; given (evaluate.combine passes them to every
+        metric) they are left out with a warning.
 {options}
 
 Returns:
@@ -51,7 +53,8 @@ Returns:
         normalisation, window, precision, package version); report it with the numbers.
 
 Examples:
-    >>> union = evaluate.load("union")  # the shipped default; elsewhere: story_quality.metric_path("union")
+    >>> from story_quality import metric_path
+    >>> union = evaluate.load(metric_path("union"))  # the shipped default, from any folder
     >>> results = union.compute(predictions=[
     ...     "Ken went to the store. He bought milk. He went home.",
     ...     "Ken went to the store. Ken went to the store. He did not go home.",
@@ -94,6 +97,7 @@ class Union(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
         check_options(kwargs, UNION_OPTIONS.names, CONFIG_NAME_ARGUMENTS)
+        metric_module.warn_unused_references(self.name, references)
         with self.taking_turns():  # another thread's add must not land between the check and the work
             if predictions is None:  # score what add_batch gathered
                 if self.writer is None and self.num_process == 1:

@@ -6,7 +6,8 @@ process or many; ``compare`` (:mod:`story_quality.cli.compare`, its picture in
 (:mod:`story_quality.cli.meta_evaluate`, its picture in :mod:`story_quality.cli.meta_plot`) measures
 how well metrics agree with human ratings; ``publish-metric``
 (:mod:`story_quality.cli.publish_metric`) stages a metric's folder as a Hugging Face Space; their
-errors are reported alike (:mod:`story_quality.cli.errors`). Each command module has
+refusals are reported alike, by the one handler of :mod:`story_quality.cli.errors` (one line,
+exit status 2). Each command module has
 ``add_parser``, ``check_args`` and ``run``. Building the parsers imports neither torch nor
 transformers (``tests/library/test_import_direction.py``), so ``--help``, ``compare`` and ``meta-evaluate`` start in
 well under a second.
@@ -19,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from story_quality.cli import compare, meta_evaluate, publish_metric, score
+from story_quality.cli.errors import run_and_report
 
 COMMANDS = {
     "score": score,
@@ -57,8 +59,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line: its command's exit status; every refusal one line on standard error and 2."""
     args = parse_args(argv)
-    return COMMANDS[args.command].run(args)
+    return run_and_report(f"story-quality {args.command}", lambda: COMMANDS[args.command].run(args))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import json
 import pathlib
 import sys
 
-from story_quality.cli.errors import report
+from story_quality.cli.errors import UsageError, refusal_message
 from story_quality.cli.plot import PLOT_EXTRA, check_plot_path, plot_comparison
 from story_quality.evaluation import significance
 from story_quality.evaluation.comparison import ID_COLUMN, CompareError, check_settings, compare_files
@@ -81,29 +81,27 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``story-quality compare``: 0, or 2 with one line naming what is wrong. The comparison is
-    printed before the picture is drawn, so a picture that cannot be written loses nothing else."""
-    try:
-        check_settings(args.resamples, args.seed, args.confidence)
-        if args.plot is not None:
-            check_plot_path(args.plot, args.inputs)
-        comparison = compare_files(
-            args.inputs, args.score_column, args.id_column, args.system_column,
-            args.resamples, args.seed, args.confidence, args.paired, args.allow_unfinished,
-        )  # fmt: skip
-    except CompareError as error:
-        return report("story-quality compare", str(error))
+    """Run ``story-quality compare``: 0; a refusal raises (one line and 2 from
+    :func:`story_quality.cli.errors.run_and_report`). The comparison is printed before the picture
+    is drawn, so a picture that cannot be written loses nothing else."""
+    check_settings(args.resamples, args.seed, args.confidence)
+    if args.plot is not None:
+        check_plot_path(args.plot, args.inputs)
+    comparison = compare_files(
+        args.inputs, args.score_column, args.id_column, args.system_column,
+        args.resamples, args.seed, args.confidence, args.paired, args.allow_unfinished,
+    )  # fmt: skip
     print(json.dumps(comparison.to_dict(), indent=2) if args.json else comparison.table(), flush=True)
     if args.plot is None:
         return 0
     try:
         plot_comparison(comparison, args.plot)
-    except CompareError as error:
-        return report("story-quality compare", str(error))
+    except CompareError:
+        raise
     except (OSError, ValueError) as error:
-        return report(
-            "story-quality compare",
-            f"--plot {args.plot}: the picture could not be written ({error}); the comparison is above",
-        )
+        raise UsageError(
+            f"--plot {args.plot}: the picture could not be written ({refusal_message(error)}); the comparison "
+            "is above"
+        ) from None
     print(f"picture: {args.plot}", file=sys.stderr)
     return 0

@@ -15,8 +15,8 @@ import shutil
 import sys
 import tempfile
 
-from story_quality import METRICS, __version__, metric_path
-from story_quality.cli.errors import report
+from story_quality import METRICS, __version__, metric_path, output_files
+from story_quality.cli.errors import UsageError
 from story_quality.signature import DISTRIBUTION
 
 # The Hub id the cards and app.py name; a Space published elsewhere gets its own id written in.
@@ -32,7 +32,7 @@ REQUIREMENTS = """# The Space runs on the installed library, as bertscore's runs
 """
 
 
-class PublishError(RuntimeError):
+class PublishError(UsageError):
     """The Space could not be staged or pushed; the message says what to do."""
 
 
@@ -56,6 +56,7 @@ def stage_space(metric: str, repo_id: str, output: pathlib.Path) -> pathlib.Path
     if metric not in METRICS:
         raise PublishError(f"Unknown metric {metric!r}; this package has {', '.join(METRICS)}.")
     check_repo_id(repo_id)
+    output_files.refuse_unusable_name(output, "--output", "folder")
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise PublishError(f"--output {output} exists and is not an empty folder; name a new one.")
     output.mkdir(parents=True, exist_ok=True)
@@ -116,16 +117,14 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``story-quality publish-metric``: 0, or 2 with one line naming what is wrong."""
-    try:
-        output = args.output or pathlib.Path(tempfile.mkdtemp(prefix=f"{args.metric}-space-"))
-        folder = stage_space(args.metric, args.repo_id, output)
-        print(f"Staged the {args.metric} Space in {folder}", file=sys.stderr)
-        if args.push:
-            url = push_space(folder, args.repo_id, args.token, args.private or None)
-            print(f"Pushed to {url}", file=sys.stderr)
-            if args.output is None:
-                shutil.rmtree(folder)
-    except PublishError as error:
-        return report("story-quality", error)
+    """Run ``story-quality publish-metric``: 0; a refusal raises (one line and 2 from
+    :func:`story_quality.cli.errors.run_and_report`)."""
+    output = args.output or pathlib.Path(tempfile.mkdtemp(prefix=f"{args.metric}-space-"))
+    folder = stage_space(args.metric, args.repo_id, output)
+    print(f"Staged the {args.metric} Space in {folder}", file=sys.stderr)
+    if args.push:
+        url = push_space(folder, args.repo_id, args.token, args.private or None)
+        print(f"Pushed to {url}", file=sys.stderr)
+        if args.output is None:
+            shutil.rmtree(folder)
     return 0

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from story_quality import METRICS, input_files, output_files
-from story_quality.cli.errors import ProcessZeroError, UsageError, report
+from story_quality.cli.errors import ProcessZeroError, UsageError
 from story_quality.gruen.options import MODEL_OPTIONS
 from story_quality.metric_options import option_specs
-from story_quality.options import add_flags, given_flags
+from story_quality.options import add_flags, given_flags, other_metrics_flags
 from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.texts import has_word, is_blank
 
@@ -124,25 +124,18 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     metric_options = score.add_argument_group(
         "metric options", "what each metric's compute() takes, flag for keyword argument"
     )
-    metric_options.add_argument(
-        "--checkpoint",
-        default="default",
-        help="union: the checkpoint, a Hub id (@revision pins it) or a folder (default: default, the "
-        "shipped default)",
-    )
     add_flags(metric_options, list(option_specs().values()), default_texts=CLI_DEFAULTS)
     return score
 
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Stop with a usage error when a flag of the other metric is given, or --chunk-size is below 1."""
+    """Stop with a usage error when a flag of the other metric is given (one rule, from the option
+    specs: union's --checkpoint with --metric gruen as any other), or --chunk-size is below 1."""
     if args.chunk_size < 1:
         parser.error(f"--chunk-size must be at least 1, got {args.chunk_size}")
-    mine = set(option_specs()[args.metric].names)
-    for metric, spec in option_specs().items():
-        theirs = [option for option in spec.options if option.name not in mine]
-        if metric != args.metric and any(getattr(args, option.name) is not None for option in theirs):
-            parser.error(f"{'/'.join(option.flag for option in theirs)} are {metric} options")
+    problem = other_metrics_flags(args, args.metric, option_specs())
+    if problem:
+        parser.error(problem)
 
 
 def load_scorer(args: argparse.Namespace, device: str) -> Callable[[list[str]], dict[str, Any]]:
@@ -150,11 +143,12 @@ def load_scorer(args: argparse.Namespace, device: str) -> Callable[[list[str]], 
     import evaluate
 
     evaluate.logging.disable_progress_bar()  # the scorer's own bars: the command shows one
-    options = given_flags(args, option_specs()[args.metric]) | {"device": device}
+    spec = option_specs()[args.metric]
+    options = given_flags(args, spec) | {"device": device}
     if args.metric == "union":
         from story_quality.union import UnionScorer
 
-        union = UnionScorer(args.checkpoint)
+        union = UnionScorer(**given_flags(args, spec, loading=True))
         return lambda texts: union.score(texts, **options).as_dict()
     from story_quality.gruen import GruenScorer
 
@@ -380,16 +374,13 @@ def summarise(args: argparse.Namespace, summary: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``story-quality score``: 0, or 2 with one line naming what is wrong (printed by process 0)."""
+    """Run ``story-quality score``: 0; a refusal raises (one line and 2 from
+    :func:`story_quality.cli.errors.run_and_report`, printed by process 0 only)."""
     from accelerate import PartialState
 
     group_before = process_group_open()
     try:
         summary = score(args)
-    except (UsageError, ValueError, TypeError, OSError) as error:
-        if not isinstance(error, ProcessZeroError):
-            report("story-quality", error)
-        return 2
     finally:
         if not group_before and process_group_open():
             leave_process_group()

@@ -22,7 +22,6 @@ shown beside the systems'. The command, its picture and its flags are :mod:`stor
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import pathlib
 from collections.abc import Sequence
@@ -157,32 +156,29 @@ class Comparison:
 
 
 def json_rows(path: pathlib.Path) -> list[tuple[int, dict[str, Any]]]:
-    """Every non-blank line of a JSON lines file as (line number, object)."""
+    """Every non-blank line of a JSON lines file as (line number, object), read by the library's one
+    strict reader (:mod:`story_quality.input_files`: a key named twice is refused by line)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        records = input_files.read_json_records(path)
     except FileNotFoundError:
         raise CompareError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise CompareError(f"{path}: cannot be read ({error})") from None
+    except ValueError as error:
+        raise CompareError(f"{error}; not an output of story-quality score") from None
+    except OSError as error:
+        raise CompareError(f"{path}: cannot be read ({error.strerror or error})") from None
     rows = []
-    for number, line in enumerate(input_files.text_lines(text), 1):  # U+2028 inside a row stays there
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except (json.JSONDecodeError, ValueError) as error:
-            problem = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-            raise CompareError(
-                f"{path}:{number}: not valid JSON ({problem}); not an output of story-quality score"
-            ) from None
-        if not isinstance(record, dict):
-            raise CompareError(f"{path}:{number}: not a JSON object; not an output of story-quality score")
-        if output_files.ROW_HASH in record and not output_files.row_intact(record):
+    for number, record in zip(records.lines, records.rows, strict=True):
+        present = {key: value for key, value in record.items() if value is not None}
+        if output_files.ROW_HASH in record and not (
+            output_files.row_intact(record) or output_files.row_intact(present)
+        ):
             raise CompareError(
                 f"{path}:{number}: this row was changed after story-quality score wrote it (its "
-                f"{output_files.ROW_HASH} does not match); compare refuses edited scores"
+                f"{output_files.ROW_HASH} does not match); compare refuses edited scores. A file a table tool "
+                "rewrote is changed too (pandas' to_json rounds scores to 10 digits): compare each system's "
+                "own score file instead (story-quality compare a.jsonl b.jsonl)"
             )
-        rows.append((number, record))
+        rows.append((number, present))  # a null field is an absent one (pandas writes absent columns so)
     _every_row_sealed(path, rows)
     return rows
 
@@ -230,6 +226,11 @@ def file_signature(path: pathlib.Path, rows: list[tuple[int, dict[str, Any]]]) -
             f"{path} carries no signature (story-quality score writes it into the first row): "
             "compare refuses scores it cannot trace to a checkpoint and setting"
         )
+    for number, signature in sorted(found):
+        if not isinstance(signature, str):
+            raise CompareError(
+                f"{path}:{number}: signature is {signature!r}, not a signature story-quality score wrote"
+            )
     signatures = {signature for _, signature in found}
     if len(signatures) > 1:
         raise CompareError(f"{path} holds rows of several signatures: {', '.join(sorted(signatures))}")

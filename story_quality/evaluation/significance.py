@@ -7,6 +7,8 @@ number of resamples and the seed:
 - :func:`bootstrap_interval`: the percentile bootstrap confidence interval of a mean. The
   interval's ends are order statistics of the resampled means, as sacrebleu takes them: with
   1,000 resamples and 95 %, the 26th and the 975th smallest (no interpolation).
+  :func:`bootstrap_mean` adds the standard error of the same resamples: the package's one
+  bootstrap of a mean, used by ``compare`` and by the evaluator alike.
 - :func:`paired_bootstrap`: paired bootstrap resampling (Koehn, 2004): the same resampled rows
   for both systems. The p-value tests the null hypothesis properly: the resampled differences of
   means are shifted to the null (each minus the observed difference, so that they centre on 0)
@@ -167,10 +169,32 @@ def bootstrap_interval(
     >>> round(interval.estimate, 2), interval.low <= interval.estimate <= interval.high
     (0.5, True)
     """
+    return bootstrap_mean(values, resamples, seed, confidence)[0]
+
+
+def bootstrap_mean(
+    values: Sequence[float] | np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> tuple[Interval, float]:
+    """The mean of ``values`` with its percentile bootstrap interval (:func:`bootstrap_interval`'s, the
+    same resamples) and its bootstrap standard error (the resampled means' standard deviation).
+
+    The one bootstrap of the package: ``compare`` and the evaluator
+    (:mod:`story_quality.evaluation.evaluator`) both call it, so that the same scores, resamples
+    and seed give the same interval. Scores that are all equal give the interval of that one value.
+
+    >>> interval, error = bootstrap_mean([0.5] * 8, resamples=100)
+    >>> (interval.low, interval.estimate, interval.high), error
+    ((0.5, 0.5, 0.5), 0.0)
+    """
     _check_settings(resamples, confidence, seed)
     scores = _scores(values, "values")
-    low, high = interval_ends(resampled_means(scores, resamples, seed), confidence)
-    return Interval(float(scores.mean()), low, high, confidence)
+    means = resampled_means(scores, resamples, seed)
+    low, high = interval_ends(means, confidence)
+    error = float(means.std(ddof=1)) if resamples > 1 else 0.0
+    return Interval(float(scores.mean()), low, high, confidence), error
 
 
 def _at_least(statistics: np.ndarray, observed: float) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import re
 
 import torch
 import transformers
@@ -15,7 +16,9 @@ from story_quality.hub_reach import hub_lookup_options
 from story_quality.texts import unknown_share
 from story_quality.union.checkpoints import CheckpointError, alternative_hint
 
-HUMAN_LABEL = "human"
+# A UNION checkpoint's class names by index, as training/train_union.py writes them (DESIGN principle 1).
+UNION_LABELS = ("perturbed", "human")
+PERTURBED_LABEL, HUMAN_LABEL = UNION_LABELS
 
 
 def refuse_unscorable(encoded, tokenizer) -> list[float]:
@@ -89,10 +92,42 @@ def load_checkpoint(checkpoint: CheckpointReference):
 
 
 def human_label_index(config, source: str) -> int:
-    """The class meaning "human-written": by name when the config names it, else UNION's 1."""
-    if config.num_labels != 2:
-        raise ValueError(
-            f"{source} has {config.num_labels} labels; a UNION checkpoint has 2 (perturbed, human)."
+    """The index of the class meaning "human-written", by the one rule of what a UNION checkpoint is.
+
+    Its two labels are ``perturbed`` and ``human`` (in either order, any case), as
+    ``training/train_union.py`` writes them (``{0: "perturbed", 1: "human"}``); the score is the
+    probability of the class named human. Any other classifier is refused by name, so that no
+    other model's probability comes back as a union score: a CoLA-style acceptability model
+    (``unacceptable``/``acceptable``), a sentiment model, or one with transformers' unnamed
+    ``LABEL_0``/``LABEL_1`` (which class is human cannot be told; the message says how to name them).
+    """
+    labels = {
+        int(i): str(label) for i, label in sorted(config.id2label.items(), key=lambda item: int(item[0]))
+    }
+    by_name = {label.lower(): i for i, label in labels.items()}
+    if config.num_labels == 2 and set(by_name) == {HUMAN_LABEL, PERTURBED_LABEL}:
+        return by_name[HUMAN_LABEL]
+    raise CheckpointError(
+        f"Cannot use {source} as a UNION checkpoint: its {config.num_labels} labels are {labels}; "
+        f"{_why_not_union(set(by_name), config.num_labels)} A UNION checkpoint is a two-class classifier labelled "
+        f"{dict(enumerate(UNION_LABELS))} (what training/train_union.py writes). {alternative_hint()}"
+    )
+
+
+def _why_not_union(names: set[str], count: int) -> str:
+    """What a classifier with these (lower-cased) label names is, said in the refusal."""
+    if count != 2:
+        return f"a UNION checkpoint has 2, not {count}."
+    if names == {"acceptable", "unacceptable"}:
+        return (
+            "it is an acceptability (CoLA-style) classifier, such as GRUEN's grammaticality model: its "
+            "P(acceptable) is not a union score (the gruen metric reads such a model)."
         )
-    by_name = {str(label).lower(): int(i) for i, label in config.id2label.items()}
-    return by_name.get(HUMAN_LABEL, 1)
+    if all(re.fullmatch(r"label_\d+", name) for name in names):
+        return (
+            "these are transformers' unnamed labels, so which class means a human story cannot be told. If "
+            "the model was trained as UNION is, with class 1 for human stories, name them and save the "
+            'config: config.id2label = {0: "perturbed", 1: "human"}; config.label2id = {"perturbed": 0, '
+            '"human": 1}; config.save_pretrained(FOLDER).'
+        )
+    return "its classes are not named perturbed and human, so which probability would be a union score cannot be told."

@@ -72,4 +72,14 @@ UNION_OPTIONS = OptionSpec(
         ),
         PRECISION,
     ),
+    loading=(
+        Option(
+            "checkpoint",
+            "model",
+            None,
+            "the UNION checkpoint (evaluate.load's config_name): default, the shipped one, a Hub id "
+            "(@revision pins it) or a folder",
+            default_text="default, the shipped default",
+        ),
+    ),
 )

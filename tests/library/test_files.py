@@ -43,7 +43,10 @@ READ_CASES = [
     ),
     ("quoted.csv", 'id,text\n1,"one\nstill\n\none"\n\n2,six\n', ["one\nstill\n\none", "six"], [2, 7]),
     ("crlf.csv", 'id,text\r\n1,"one\r\nstill one"\r\n2,four\r\n', ["one\r\nstill one", "four"], [2, 4]),
-    ("array.json", '[{"text": "one"},\n {"text": "two"}]', ["one", "two"], [1, 1]),
+    ("array.json", '[{"text": "one"},\n {"text": "two"}]', ["one", "two"], [1, 2]),
+    ("spread.json", '[\n  {\n    "text": "one"\n  },\n\n  {"text": "two"}\n]\n', ["one", "two"], [2, 6]),
+    ("pandas.csv", ',text\n0,"one, and ""two"""\n1,three', ['one, and "two"', "three"], [2, 3]),
+    ("empty-field.csv", "id,text\n1,\n2,two\n", ["", "two"], [2, 3]),
 ]
 
 
@@ -92,13 +95,90 @@ def test_encodings_utf16_with_its_mark_utf8_with_a_bom_and_bytes_that_are_not_ut
         read_records(tmp_path / "16le.txt")
 
 
-def test_a_csv_row_with_too_few_or_too_many_fields_reads_as_csvs_dictreader_reads_it(tmp_path):
-    import csv
+QUOTE_HINT = (
+    "a field holding a comma, a quote or a line break is written in double quotes, a quote inside it doubled: "
+    '"He said ""hi"", then left."'
+)
+# (file name, content, the whole error message after the file's path): every way a messy file would
+# otherwise cut a text at a comma, merge rows, or keep one of two values silently.
+STRICT_CASES = [
+    (
+        "comma.csv",
+        "text,label\nTom sat.,0\nThe dog ran home, and then it was happy.,1\n",
+        ":3: 3 fields, but the header names 2 ('text', 'label'); a comma inside a text needs the field in "
+        "double quotes",
+    ),
+    (
+        "short.csv",
+        "id,text\n1,one\n2\n",
+        ":3: 1 field, but the header names 2 ('id', 'text'); every record has one field per column (an empty "
+        "one is written as nothing between commas)",
+    ),
+    (
+        "unclosed.csv",
+        'text,label\n"The dog ran home,1\nTom sat.,0\n',
+        f":2: field 1 opens a quote that is never closed (the rest of the file would be one text); {QUOTE_HINT}",
+    ),
+    (
+        "unclosed-then-quoted.csv",
+        'text,label\nTom sat.,0\n"The dog ran home,1\n"Ann ran.",0\n',
+        ":3: field 1 goes on after its closing quote (its quote closes 1 line further down: a quote left "
+        f"open?); {QUOTE_HINT}",
+    ),
+    (
+        "stray.csv",
+        'id,text\n1,He said "hi".\n',
+        f":2: field 2 holds a quote but is not in quotes; {QUOTE_HINT}",
+    ),
+    ("after.csv", 'id,text\n1,"He said" hi\n', f":2: field 2 goes on after its closing quote; {QUOTE_HINT}"),
+    (
+        "header.csv",
+        "\ntext,id,text\na,1,b\n",
+        ":2: the header names the column 'text' twice; which one holds the text cannot be told: give each "
+        "column its own name",
+    ),
+    (
+        "key.jsonl",
+        '{"text": "a"}\n\n{"text": "b", "text": "c"}\n',
+        ":3: the key 'text' appears twice in one object; which value is meant cannot be told (json would "
+        "keep the last one): keep one",
+    ),
+    (
+        "key.json",
+        '[{"text": "a"},\n {"id": 1,\n  "text": "b", "text": "c"}]',
+        ":2: the key 'text' appears twice in one object; which value is meant cannot be told (json would "
+        "keep the last one): keep one",
+    ),
+    ("comma.json", '[{"text": "a"}\n {"text": "b"}]', ":2: not valid JSON (expected , or ] but found '{')"),
+    (
+        "two.jsonl",
+        '{"text": "a"} {"text": "b"}\n',
+        ":1: not valid JSON (more after the object's end; JSON Lines holds one object a line)",
+    ),
+    ("after.json", '[{"text": "a"}]\n[{"text": "b"}]\n', ":2: not valid JSON (more after the closing ])"),
+]
 
-    content = "id,text\n1\n2,two,extra\n"
-    records = read_records(write(tmp_path / "short.csv", content))
-    assert records.rows == list(csv.DictReader(content.splitlines()))
-    assert records.columns == ["id", "text"]
+
+@pytest.mark.parametrize(("name", "content", "message"), STRICT_CASES, ids=[c[0] for c in STRICT_CASES])
+def test_a_messy_file_is_refused_naming_its_file_and_line_never_cut_or_merged(
+    tmp_path, name, content, message
+):
+    path = write(tmp_path / name, content)
+    with pytest.raises(ValueError) as refused:
+        read_records(path)
+    assert str(refused.value) == f"{path}{message}"
+
+
+def test_a_quoted_field_keeps_its_commas_quotes_and_line_breaks_whatever_the_line_ends(tmp_path):
+    text = 'He said "hi, there",\nthen left.'
+    for end in ("\n", "\r\n"):
+        quoted = '"' + text.replace('"', '""').replace("\n", end) + '"'
+        records = read_records(write(tmp_path / "q.csv", f"text,label{end}{quoted},1{end}Tom sat.,0"))
+        assert records.rows == [
+            {"text": text.replace("\n", end), "label": "1"},
+            {"text": "Tom sat.", "label": "0"},
+        ]
+        assert records.lines == [2, 4]
 
 
 def test_training_reads_files_and_names_data_files_through_the_library():

@@ -118,7 +118,10 @@ def test_an_example_that_needs_an_undefined_name_fails_the_harness(evaluate_ci, 
     folder.mkdir(parents=True)
     script = (REPO / "metrics" / "union" / "union.py").read_text(encoding="utf-8")
     (folder / "needs_a_name.py").write_text(
-        script.replace('evaluate.load("union")', 'evaluate.load("union", checkpoint_dir)'), encoding="utf-8"
+        script.replace(
+            'evaluate.load(metric_path("union"))', 'evaluate.load(metric_path("union"), checkpoint_dir)'
+        ),
+        encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
     with pytest.raises(NameError, match="checkpoint_dir"):

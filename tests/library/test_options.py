@@ -143,13 +143,16 @@ def test_the_flags_reach_the_scorer(monkeypatch):
         ),
         (
             ["--metric", "union", "--cola-revision", "main"],
-            "--lm-model/--cola-model/--sop-model/--lm-revision",
+            "--cola-revision is an option of gruen, not of union: drop it, or score with --metric gruen",
         ),
         (
             ["--metric", "gruen", "--max-length", "20"],
-            "--max-length/--long-stories/--rescale are union options",
+            "--max-length is an option of union, not of gruen: drop it, or score with --metric union",
         ),
-        (["--metric", "union", "--no-coherence"], "--coherence/--lm-scoring are gruen options"),
+        (
+            ["--metric", "union", "--no-coherence", "--lm-scoring", "pll"],
+            "--coherence, --lm-scoring are options of gruen, not of union: drop them, or score with --metric gruen",
+        ),
         (["--metric", "union", "--chunk-size", "0"], "--chunk-size must be at least 1, got 0"),
     ],
 )

@@ -1,7 +1,8 @@
-"""The `union` metric reads the class *named* "human", whatever its index; unnamed classes mean UNION's 1.
+"""The `union` metric reads the class *named* "human", whatever its index; any other labels are refused.
 
 UNION's own checkpoints have ``{0: perturbed, 1: human}``; a checkpoint trained elsewhere may
-order its classes the other way, or leave them unnamed (``LABEL_0``/``LABEL_1``). All the
+order its classes the other way. One whose labels are not perturbed and human (a CoLA-style
+acceptability model, transformers' unnamed ``LABEL_0``/``LABEL_1``) is refused by name. All the
 checkpoints below share their weights (same seed), so the expected score is the softmax of
 one fixed class of one plain forward pass, and picking the other class would give 1 minus it.
 """
@@ -60,9 +61,7 @@ def scores_with_labels(tmp_path, id2label) -> list[float]:
     [
         ({0: "perturbed", 1: "human"}, 1),  # UNION's own order
         ({0: "human", 1: "perturbed"}, 0),  # swapped: the name wins over the index
-        ({0: "Human", 1: "corrupted"}, 0),  # the name is matched case-insensitively
-        ({0: "LABEL_0", 1: "LABEL_1"}, 1),  # unnamed: UNION's class 1 (documented fallback)
-        ({0: "fake", 1: "real"}, 1),  # no class named human: class 1 again
+        ({0: "Human", 1: "PERTURBED"}, 0),  # the names are matched case-insensitively
     ],
 )
 def test_score_is_the_probability_of_the_class_named_human(tmp_path, probabilities, id2label, human_class):
@@ -77,3 +76,57 @@ def test_swapping_the_label_names_turns_every_score_into_one_minus_it(tmp_path, 
         [1.0] * len(STORIES), abs=1e-5
     )
     assert all(abs(a - b) > 0.05 for a, b in zip(usual, swapped, strict=True))
+
+
+HINT = 'The shipped default loads offline: evaluate.load(story_quality.metric_path("union"), "default").'
+UNION_FORM = "A UNION checkpoint is a two-class classifier labelled {0: 'perturbed', 1: 'human'}"
+
+
+@pytest.mark.parametrize(
+    ("id2label", "why"),
+    [
+        (
+            {0: "unacceptable", 1: "acceptable"},
+            "it is an acceptability (CoLA-style) classifier, such as GRUEN's grammaticality model: its "
+            "P(acceptable) is not a union score (the gruen metric reads such a model).",
+        ),
+        (
+            {0: "LABEL_0", 1: "LABEL_1"},
+            "these are transformers' unnamed labels, so which class means a human story cannot be told. If the "
+            "model was trained as UNION is, with class 1 for human stories, name them and save the config: "
+            'config.id2label = {0: "perturbed", 1: "human"}; config.label2id = {"perturbed": 0, "human": 1}; '
+            "config.save_pretrained(FOLDER).",
+        ),
+        (
+            {0: "fake", 1: "human"},
+            "its classes are not named perturbed and human, so which probability would be a union score cannot "
+            "be told.",
+        ),
+        (
+            {0: "human", 1: "human"},
+            "its classes are not named perturbed and human, so which probability would be a union score cannot "
+            "be told.",
+        ),
+    ],
+)
+def test_a_classifier_whose_labels_are_not_perturbed_and_human_is_refused_by_name(tmp_path, id2label, why):
+    checkpoint = save_union_checkpoint(tmp_path / "ckpt", max_length=WINDOW, id2label=id2label)
+    with pytest.raises(OSError) as refused:
+        evaluate.load(METRIC, str(checkpoint)).compute(predictions=STORIES)
+    labels = {i: label for i, label in sorted(id2label.items())}
+    assert str(refused.value) == (
+        f"Cannot use {checkpoint} as a UNION checkpoint: its 2 labels are {labels}; {why} {UNION_FORM} "
+        f"(what training/train_union.py writes). {HINT}"
+    )
+
+
+def test_the_shipped_default_and_what_training_writes_follow_the_rule():
+    """The shipped default's labels, and training's, are the ones the rule reads."""
+    import json
+
+    from story_quality.training.union_model import ID2LABEL
+    from story_quality.union import loading
+
+    config = json.loads((REPO / "metrics" / "union" / "default_checkpoint" / "config.json").read_text())
+    assert {int(i): label for i, label in config["id2label"].items()} == dict(enumerate(loading.UNION_LABELS))
+    assert dict(ID2LABEL) == dict(enumerate(loading.UNION_LABELS))
