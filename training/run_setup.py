@@ -24,7 +24,14 @@ from transformers import HfArgumentParser, Trainer, TrainingArguments
 
 from story_quality.checkpoint_files import PICKLE_WEIGHTS_FILE, WEIGHT_FILES
 from story_quality.input_files import DATA_FILE_BUILDERS as DATA_FILE_BUILDERS  # the scripts' data-file table
-from story_quality.training.hub_push import PushError, check_push_strategy, push_checkpoint
+from story_quality.training.hub_push import (
+    PushError,
+    check_push_strategy,
+    check_revision,
+    push_checkpoint,
+    push_plan,
+    repository_for,
+)
 from story_quality.training.output_folders import (
     OutputFolderArguments,
     holds_a_run,
@@ -104,6 +111,20 @@ def push_run(args: TrainingArguments, repo_id: str, message: str, script_logger:
     script_logger.info("Pushed to %s", url)
 
 
+def push_target(args: TrainingArguments, script_logger: logging.Logger) -> tuple[bool, str]:
+    """Whether the run pushes, and the repository it pushes to (or its card names): the user's namespace
+    and the output folder's name unless ``--hub_model_id`` says otherwise, printed before any training.
+
+    ``args.push_to_hub`` is turned off: the Trainer would create the repository before training; the
+    scripts push once, at the end, with :func:`push_run`.
+    """
+    push, args.push_to_hub = args.push_to_hub, False
+    repo_id = repository_for(args.hub_model_id, args.output_dir, args.hub_token, push)
+    if push:
+        script_logger.info(push_plan(repo_id, args.hub_revision))
+    return push, repo_id
+
+
 def config_flags(path: str) -> list[str]:
     """A recipe file (a JSON object of argument names and values) as the flags it stands for.
 
@@ -145,6 +166,7 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
     try:
         if any(arg.split("=")[0] == "--hub_strategy" for arg in argv):  # Trainer's default is every_save
             check_push_strategy(parsed[-1].hub_strategy)
+        check_revision(parsed[-1].push_to_hub, parsed[-1].hub_revision)
     except ValueError as error:
         parser.error(str(error))
     return parsed

@@ -34,7 +34,7 @@ from transformers import (
 
 from story_quality import citation
 from story_quality.gruen import CITATION as GRUEN_CITATION
-from story_quality.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
+from story_quality.gruen.checkpoints import LM_CHECKPOINT
 from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.training import run_setup
 from story_quality.training.model_cards import (
@@ -182,8 +182,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parser = HfArgumentParser((ColaArguments, ColaTrainingArguments), description=__doc__)
     cola_args, args = run_setup.parse_arguments(parser, argv)
     run_setup.configure_logging(args, logger)
-    push, args.push_to_hub = args.push_to_hub, False
-    repo_id = args.hub_model_id or PROJECT_COLA_CHECKPOINT
+    push, repo_id = run_setup.push_target(args, logger)
     checkpoint = run_setup.resume_checkpoint(args)
     set_seed(args.seed)
 

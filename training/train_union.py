@@ -234,8 +234,7 @@ def parse_run(argv: Sequence[str] | None) -> Run:
     parser = HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments), description=__doc__)
     model_args, data_args, args = run_setup.parse_arguments(parser, argv)
     run_setup.configure_logging(args, logger)
-    # The Trainer would create the Hub repository before training; we push once, at the end.
-    push, args.push_to_hub = args.push_to_hub, False
+    push, repo_id = run_setup.push_target(args, logger)
     preset = PRESETS[data_args.normalization]
     args.label_names = ["labels"]
     try:
@@ -255,7 +254,7 @@ def parse_run(argv: Sequence[str] | None) -> Run:
         data_args,
         args,
         preset,
-        args.hub_model_id or preset.hub_id,
+        repo_id,
         push,
         checkpoint,
         annotated,
