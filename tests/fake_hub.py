@@ -37,7 +37,8 @@ class FakeHub(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
-        self.requests.append((self.path, self.headers.get("authorization", ""), b""))
+        if self.path == "/api/whoami-v2":  # recorded; the client's other questions (none needed) are not
+            self.requests.append((self.path, self.headers.get("authorization", ""), b""))
         if self.path == "/api/whoami-v2" and self.user:
             self._answer({"type": "user", "name": self.user, "orgs": [{"name": "story-quality-metrics"}]})
         elif self.path == "/api/whoami-v2":

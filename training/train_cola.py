@@ -8,13 +8,14 @@ sentence; no header), or JSON lines, CSV or Parquet with ``sentence`` and ``labe
 (1 = acceptable). Several files joined by commas are one split (GLUE's validation set is
 ``in_domain_dev.tsv,out_of_domain_dev.tsv``). Reports the Matthews correlation on the validation
 split, saves the classifier (safetensors) with its tokenizer and a model card, and
-optionally pushes it. All arguments can also come from one JSON file.
+optionally pushes it. All arguments can also come from one JSON or YAML file.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -35,7 +36,6 @@ from transformers import (
 from story_quality import citation
 from story_quality.gruen import CITATION as GRUEN_CITATION
 from story_quality.gruen.checkpoints import LM_CHECKPOINT
-from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.training import run_setup
 from story_quality.training.model_cards import (
     hub_id_or_none,
@@ -181,6 +181,7 @@ def load_cola(args: ColaArguments) -> datasets.DatasetDict:
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parser = HfArgumentParser((ColaArguments, ColaTrainingArguments), description=__doc__)
     cola_args, args = run_setup.parse_arguments(parser, argv)
+    run_setup.check_local_paths((cola_args,))
     run_setup.configure_logging(args, logger)
     push, repo_id = run_setup.push_target(args, logger)
     checkpoint = run_setup.resume_checkpoint(args)
@@ -290,8 +291,4 @@ def write_cola_card(
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    finally:  # under torchrun: every process closes the group, so none aborts at exit
-        if process_group_open():
-            leave_process_group()
+    sys.exit(run_setup.run_script(main))

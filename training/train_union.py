@@ -9,7 +9,7 @@
 saved with ``save_to_disk`` or a JSON/CSV/Parquet file with columns text, label, original,
 context, story_index), or a story corpus (anything ``training.corpora.load_stories``
 reads, or a file with a ``text`` column), which is then negative-sampled on the fly.
-All arguments can also come from one JSON file: ``train_union.py config.json``.
+All arguments can also come from one JSON or YAML file: ``train_union.py config.json`` (or ``.yaml``).
 
 The output folder holds what the ``union`` metric loads: a plain
 ``BertForSequenceClassification`` (safetensors, reconstruction head left out) whose config
@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,6 @@ from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 
 from story_quality.evaluation.annotations import AnnotatedStories, read_annotations
 from story_quality.evaluation.correlation import METHODS, correlate
-from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.training import run_setup
 from story_quality.training.distillation import (
     TEACHER_COLUMN,
@@ -233,6 +233,7 @@ def parse_run(argv: Sequence[str] | None) -> Run:
     """Arguments and everything that can fail in seconds (bad flags, folders, annotation files)."""
     parser = HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments), description=__doc__)
     model_args, data_args, args = run_setup.parse_arguments(parser, argv)
+    run_setup.check_local_paths((model_args, data_args))
     run_setup.configure_logging(args, logger)
     push, repo_id = run_setup.push_target(args, logger)
     preset = PRESETS[data_args.normalization]
@@ -542,8 +543,4 @@ def union_citation() -> str:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    finally:  # under torchrun: every process closes the group, so none aborts at exit
-        if process_group_open():
-            leave_process_group()
+    sys.exit(run_setup.run_script(main))
