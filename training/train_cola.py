@@ -38,6 +38,7 @@ from story_quality.gruen import CITATION as GRUEN_CITATION
 from story_quality.gruen.checkpoints import LM_CHECKPOINT
 from story_quality.training import run_setup
 from story_quality.training.model_cards import (
+    base_model_names,
     hub_id_or_none,
     recipe_rows,
     render_model_card,
@@ -260,7 +261,7 @@ def write_cola_card(
     card = render_model_card(
         "gruen-cola",
         model_name=repo_id.split("/")[-1],
-        base_model=hub_id_or_none(cola_args.model_name_or_path),
+        base_model=base_model_names(cola_args.model_name_or_path)[0],
         datasets=[dataset_id] if dataset_id else [],
         eval_results=[
             EvalResult(
@@ -277,7 +278,7 @@ def write_cola_card(
             for metric, name in (("matthews_correlation", "Matthews correlation"), ("accuracy", "Accuracy"))
         ],
         repo_id=repo_id,
-        base_model_text=cola_args.model_name_or_path,
+        base_model_text=base_model_names(cola_args.model_name_or_path)[1],
         id2label=trainer.model.config.id2label,
         max_length=cola_args.max_length,
         training_data=table_rows(facts),

@@ -152,6 +152,9 @@ def test_model_card_carries_the_run_measurements(trained):
     assert card.data.model_name == "union-roc" and card.data.base_model is None  # a local base is no Hub id
     assert f"| optimisation steps | {STEPS} |" in card.text
     assert f"- training examples: {2 * 16}" in card.text  # 20 stories, 4 held out with their copies
+    # the base model, a local folder that records no Hub id, and the pairs file by name, never by path
+    assert str(trained.parent) not in card.text and "It is `a local checkpoint`" in card.text
+    assert "- source: pairs.jsonl" in card.text and "gets one corrupted copy:" in card.text
     assert "{{" not in card.text and "{%" not in card.text
 
 
