@@ -149,7 +149,8 @@ def test_model_card_carries_the_run_measurements(trained):
         "spearman": measured["annotated_spearman"],
         "kendall": measured["annotated_kendall"],
     }
-    assert card.data.model_name == "union-roc" and card.data.base_model is None  # a local base is no Hub id
+    # named as the Trainer names a run: the output folder; a local base that records no Hub id has none
+    assert card.data.model_name == "run" and card.data.base_model is None
     assert f"| optimisation steps | {STEPS} |" in card.text
     assert f"- training examples: {2 * 16}" in card.text  # 20 stories, 4 held out with their copies
     # the base model, a local folder that records no Hub id, and the pairs file by name, never by path
