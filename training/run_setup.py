@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import datasets
 import torch
@@ -85,6 +85,12 @@ class RunArguments(OutputFolderArguments, TrainingArguments):
 # What a training script refuses with (a bad flag, file or folder, a Hub that does not know the user):
 # one line and exit status 2, as the package's commands do. Anything else is a bug and keeps its traceback.
 REFUSALS = (ValueError, TypeError, OSError, PushError)
+
+
+def refuse(error: BaseException | str) -> NoReturn:
+    """Stop on a bad option as argparse does (exit status 2), with one line, ``SCRIPT: error: MESSAGE``:
+    the Trainer's arguments make argparse's usage some 120 lines, which would bury the message."""
+    raise SystemExit(report(pathlib.Path(sys.argv[0]).name, error))
 
 
 def run_script(main: Callable[[], object]) -> int:
@@ -198,7 +204,7 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
             check_push_strategy(parsed[-1].hub_strategy)
         check_revision(parsed[-1].push_to_hub, parsed[-1].hub_revision)
     except ValueError as error:
-        parser.error(str(error))
+        refuse(error)
     return parsed
 
 

@@ -236,15 +236,15 @@ def parse_run(argv: Sequence[str] | None) -> Run:
     """Arguments and everything that can fail in seconds (bad flags, folders, annotation files)."""
     parser = HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments), description=__doc__)
     model_args, data_args, args = run_setup.parse_arguments(parser, argv)
-    run_setup.check_local_paths((model_args, data_args))
     run_setup.configure_logging(args, logger)
-    push, repo_id = run_setup.push_target(args, logger)
     preset = PRESETS[data_args.normalization]
     args.label_names = ["labels"]
     try:
         check_run_numbers(model_args, args)
     except ValueError as error:
-        parser.error(str(error))  # usage and the message on stderr, exit status 2: no traceback
+        run_setup.refuse(error)  # one line on stderr, exit status 2: no traceback
+    run_setup.check_local_paths((model_args, data_args))
+    push, repo_id = run_setup.push_target(args, logger)  # before any work: where, or who is unknown
     model_type = check_encoder(
         model_args.model_name_or_path, model_args.reconstruction_weight, model_args.max_length
     )

@@ -65,6 +65,8 @@ def test_refusals_are_one_line_with_exit_status_2(tmp_path):
         ("train_union.py", ["--dataset", "runs/union-pairs", *out], {}),
         ("train_cola.py", ["--model_name_or_path", "../no-such-folder/bert", *out], {}),
         ("train_union.py", [str(tmp_path / "missing.yaml")], {}),
+        ("train_cola.py", [*out, "--hub_revision", "dev"], {}),
+        ("train_union.py", ["--dataset", "x.jsonl", *out, "--max_length", "3"], {}),
     ]
     results = run_scripts(cases, tmp_path)
     lone = (
@@ -96,6 +98,12 @@ def test_refusals_are_one_line_with_exit_status_2(tmp_path):
             f"train_union.py: error: recipe file {tmp_path / 'missing.yaml'}: [Errno 2] No such file or "
             f"directory: '{tmp_path / 'missing.yaml'}'\n",
         ),
+        (
+            2,
+            "train_cola.py: error: --hub_revision dev names the branch of a push, but --push_to_hub is not "
+            "set: nothing would be uploaded. Add --push_to_hub true, or drop --hub_revision.\n",
+        ),
+        (2, "train_union.py: error: --max_length must be between 16 and 4096 word pieces, got 3.\n"),
     ]
     assert not (tmp_path / "o").exists()  # refused before anything was written
 
