@@ -90,3 +90,27 @@ class CheckpointReference:
     def __str__(self) -> str:
         """The checkpoint as a message names it: a folder's path, or ``REPO@REVISION``."""
         return self.source if self.local else f"{self.source}@{self.hub_revision}"
+
+
+def repeated_checkpoint(names: list[str] | tuple[str, ...]) -> tuple[str, str, str] | None:
+    """The first checkpoint of ``names`` that is one given earlier, as ``(earlier, later, why)``, or None.
+
+    One model under two names: a folder's real path twice ("run", "run/", "./run", a link to it), two
+    folders whose weights have one sha256 (a copy of a run), or a Hub id twice at one revision.
+    """
+    from story_quality.checkpoint_files import weights_sha256
+
+    seen: dict[object, str] = {}
+    for name in names:
+        reference = CheckpointReference.parse(name)
+        keys: list[tuple[object, str]] = [(reference.identity(), "the same folder")]
+        if reference.local:
+            digest = weights_sha256(reference.source)
+            if digest is not None:
+                keys.append((("weights", digest), f"the same weights (sha256 {digest[:12]})"))
+        for key, why in keys:
+            if key in seen:
+                return seen[key], name, why
+        for key, _ in keys:
+            seen.setdefault(key, name)
+    return None

@@ -20,6 +20,7 @@ class FakeHub(BaseHTTPRequestHandler):
 
     repo_type = "models"  # the Hub's URL word for the repo's kind: models, spaces
     repo_id = "me/repo"
+    user = "me"  # whoami's answer to any token; None: the Hub refuses the token (401)
     commit = "0123456789abcdef0123456789abcdef01234567"
     requests: list[tuple[str, str, bytes]] = []
     branches: set[str] = {"main"}
@@ -34,6 +35,16 @@ class FakeHub(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+        if self.path == "/api/whoami-v2":  # recorded; the client's other questions (none needed) are not
+            self.requests.append((self.path, self.headers.get("authorization", ""), b""))
+        if self.path == "/api/whoami-v2" and self.user:
+            self._answer({"type": "user", "name": self.user, "orgs": [{"name": "story-quality-metrics"}]})
+        elif self.path == "/api/whoami-v2":
+            self.send_error(401, "Invalid credentials in Authorization header")
+        else:
+            self.send_error(404, f"not an endpoint of this fake Hub: {self.path}")
 
     def do_POST(self) -> None:  # noqa: N802 (the name http.server calls)
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -75,7 +86,7 @@ def serve(monkeypatch, repo_type: str, repo_id: str, commit: str = FakeHub.commi
     """Serve a fresh :class:`FakeHub` for ``repo_id`` and point ``huggingface_hub`` at it; yields its
     address (a generator for a pytest fixture to ``yield from``)."""
     FakeHub.repo_type, FakeHub.repo_id, FakeHub.commit = repo_type, repo_id, commit
-    FakeHub.requests, FakeHub.branches = [], {"main"}
+    FakeHub.requests, FakeHub.branches, FakeHub.user = [], {"main"}, "me"
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     endpoint = f"http://127.0.0.1:{server.server_port}"

@@ -33,7 +33,7 @@ import torch
 from torch.nn import functional as F
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, PretrainedConfig
 
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoint_reference import CheckpointReference, repeated_checkpoint
 from story_quality.devices import non_finite_tensor
 from story_quality.training.output_folders import (
     OutputKind,
@@ -163,10 +163,10 @@ def average_checkpoints(
     names = [os.fspath(c) for c in checkpoints]
     if len(names) < 2:
         raise ValueError(f"Averaging needs at least two checkpoints, got {len(names)}: {names}")
-    folders = [CheckpointReference.parse(n).identity() for n in names]  # "run", "run/", "./run" are one
-    for i, folder in enumerate(folders):
-        if folder in folders[:i]:
-            raise ValueError(f"Checkpoint {names[i]!r} is given twice; a soup averages distinct runs")
+    repeated = repeated_checkpoint(names)  # "run", "run/", "./run" and a copy of run are one
+    if repeated:
+        first, again, why = repeated
+        raise ValueError(f"Checkpoint {again!r} is {first!r} again ({why}); a soup averages distinct runs")
     try:
         check_output_folder(output_dir, SOUP, overwrite, inputs=[n for n in names if os.path.exists(n)])
         probe_writable(output_dir)

@@ -25,7 +25,7 @@ from torch.nn import functional as F
 from transformers import Trainer
 
 from story_quality.batching import progress
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoint_reference import repeated_checkpoint
 from story_quality.model_window import model_window
 from story_quality.training.negatives.build import normalization_of
 from story_quality.training.union_model import TEACHER_COLUMN
@@ -122,12 +122,13 @@ def check_rows_and_teachers(pairs: datasets.Dataset, teachers: Sequence[str], so
     """Fail, before any teacher is loaded, on rows with nothing to score or teachers named wrongly."""
     if not teachers:
         raise ValueError("Name at least one teacher checkpoint.")
-    folders = [CheckpointReference.parse(teacher).identity() for teacher in teachers]
-    for i, folder in enumerate(folders):
-        if folder in folders[:i]:
-            raise ValueError(
-                f"Teacher {teachers[i]} is named twice; name each once (the mean would count it twice)."
-            )
+    repeated = repeated_checkpoint(list(teachers))
+    if repeated:
+        first, again, why = repeated
+        raise ValueError(
+            f"--teacher {again} is --teacher {first} again ({why}); name each model once (the mean would "
+            "count it twice)."
+        )
     if "text" not in pairs.column_names:
         raise ValueError(
             f"{source} has no 'text' column (it has {pairs.column_names}); teachers score the rows of "

@@ -9,6 +9,7 @@ inside an HTTP client.
 from __future__ import annotations
 
 import os
+import pathlib
 import shlex
 
 from huggingface_hub import HfApi
@@ -22,6 +23,48 @@ PUSH_STRATEGY = "end"
 
 class PushError(RuntimeError):
     """The checkpoint was saved locally but could not be uploaded."""
+
+
+def repository_for(
+    hub_model_id: str | None, output_dir: str | os.PathLike, token: str | None, push: bool
+) -> str:
+    """The one rule for where a run's checkpoint goes (the Trainer's): ``--hub_model_id`` when it names
+    a namespace; else the logged-in user's namespace and ``--hub_model_id`` or the output folder's name.
+
+    Without ``--push_to_hub`` nothing is asked of the Hub and the bare name is returned (the model card
+    names it). A run never defaults to the project's organisation: a two-step run pushed there would
+    overwrite a published checkpoint.
+    """
+    name = hub_model_id or pathlib.Path(output_dir).absolute().name
+    if "/" in name or not push:
+        return name
+    try:
+        user = HfApi(token=token).whoami()["name"]
+    except Exception as error:  # no token, offline, unreachable Hub: one message before any training
+        raise PushError(
+            f"--push_to_hub without a namespace in --hub_model_id pushes to your own namespace "
+            f"(YOUR_NAME/{name}), but the Hub could not say who you are ({type(error).__name__}: "
+            f"{_first_line(error)}). Log in with `hf auth login` (or pass --hub_token), or name the "
+            "repository in full with --hub_model_id NAMESPACE/NAME."
+        ) from None
+    return f"{user}/{name}"
+
+
+def push_plan(repo_id: str, revision: str | None) -> str:
+    """The line printed before training: where the checkpoint will be uploaded."""
+    return (
+        f"--push_to_hub: the checkpoint will be uploaded to the Hub repository {repo_id!r} "
+        f"(branch {revision or 'main'!r}) once training ends."
+    )
+
+
+def check_revision(push: bool, revision: str | None) -> None:
+    """Refuse ``--hub_revision`` without ``--push_to_hub``: it would be ignored without a word."""
+    if revision and not push:
+        raise ValueError(
+            f"--hub_revision {revision} names the branch of a push, but --push_to_hub is not set: nothing "
+            "would be uploaded. Add --push_to_hub true, or drop --hub_revision."
+        )
 
 
 def push_checkpoint(

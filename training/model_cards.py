@@ -10,6 +10,7 @@ rendered from the very same objects, so the two cannot disagree.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import pathlib
 import re
@@ -74,6 +75,70 @@ def hub_id_or_none(name: str | None) -> str | None:
     if not name or os.path.exists(name) or not _HUB_ID.match(name):
         return None
     return name
+
+
+def base_model_names(name_or_path: str) -> tuple[str | None, str]:
+    """The base model as the card's ``base_model`` metadata (a Hub id, or None) and as its prose names it.
+
+    A Hub id is named as it is. A local folder is never named by its path: it is named by the Hub id
+    it came from where it records one (its own card's ``base_model``, or its config's
+    ``_name_or_path`` when that is a Hub id), else as "a local checkpoint".
+
+    >>> base_model_names("google-bert/bert-base-uncased")
+    ('google-bert/bert-base-uncased', 'google-bert/bert-base-uncased')
+    >>> base_model_names("/no/such/folder")
+    (None, 'a local checkpoint')
+    """
+    hub_id = hub_id_or_none(name_or_path)
+    if hub_id:
+        return hub_id, hub_id
+    origin = recorded_origin(pathlib.Path(name_or_path))
+    if origin:
+        return origin, f"{origin} (from a local copy)"
+    return None, "a local checkpoint"
+
+
+def recorded_origin(folder: pathlib.Path) -> str | None:
+    """The Hub id a local model folder records as its origin, or None."""
+    candidates: list[Any] = []
+    if (folder / "README.md").is_file():
+        try:
+            base = ModelCard.load(folder / "README.md").data.base_model
+        except Exception:  # a card that does not parse records nothing
+            base = None
+        candidates += base if isinstance(base, list) else [base]
+    if (folder / "config.json").is_file():
+        try:
+            candidates.append(
+                json.loads((folder / "config.json").read_text(encoding="utf-8")).get("_name_or_path")
+            )
+        except (ValueError, AttributeError):
+            pass
+    for candidate in candidates:
+        if isinstance(candidate, str) and not os.path.isabs(candidate) and hub_id_or_none(candidate):
+            return candidate
+    return None
+
+
+def corpus_texts(summary: Mapping[str, Any] | None, copies: int = 1) -> dict[str, str]:
+    """How the card words the training pairs: corrupted copies per story and the corpora, from the build
+    summary of ``build_union_data.py`` (None: pairs read from a file, ``copies`` counted in the rows,
+    from its one ``--dataset``).
+
+    >>> corpus_texts({"copies": 2, "sources": ["data/roc_train.txt", "data/wp_train.jsonl"]})
+    {'copies_text': '2 corrupted copies (each made with its own seed)', 'corpora_text': '2 corpora (roc_train.txt, wp_train.jsonl)'}
+    """
+    summary = summary or {}
+    copies = int(summary.get("copies", copies))
+    sources = [os.path.basename(str(s).rstrip("/\\")) or str(s) for s in summary.get("sources", [])]
+    return {
+        "copies_text": "one corrupted copy"
+        if copies == 1
+        else f"{copies} corrupted copies (each made with its own seed)",
+        "corpora_text": f"{len(sources)} corpora ({', '.join(sources)})"
+        if len(sources) > 1
+        else "one corpus",
+    }
 
 
 def render_model_card(

@@ -12,9 +12,9 @@ import os
 import pathlib
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import datasets
 import torch
@@ -23,8 +23,17 @@ from accelerate.utils import parse_flag_from_env
 from transformers import HfArgumentParser, Trainer, TrainingArguments
 
 from story_quality.checkpoint_files import PICKLE_WEIGHTS_FILE, WEIGHT_FILES
+from story_quality.cli.errors import report
 from story_quality.input_files import DATA_FILE_BUILDERS as DATA_FILE_BUILDERS  # the scripts' data-file table
-from story_quality.training.hub_push import PushError, check_push_strategy, push_checkpoint
+from story_quality.process_group import leave_process_group, process_group_open
+from story_quality.training.hub_push import (
+    PushError,
+    check_push_strategy,
+    check_revision,
+    push_checkpoint,
+    push_plan,
+    repository_for,
+)
 from story_quality.training.output_folders import (
     OutputFolderArguments,
     holds_a_run,
@@ -73,6 +82,31 @@ class RunArguments(OutputFolderArguments, TrainingArguments):
     )
 
 
+# What a training script refuses with (a bad flag, file or folder, a Hub that does not know the user):
+# one line and exit status 2, as the package's commands do. Anything else is a bug and keeps its traceback.
+REFUSALS = (ValueError, TypeError, OSError, PushError)
+
+
+def refuse(error: BaseException | str) -> NoReturn:
+    """Stop on a bad option as argparse does (exit status 2), with one line, ``SCRIPT: error: MESSAGE``:
+    the Trainer's arguments make argparse's usage some 120 lines, which would bury the message."""
+    raise SystemExit(report(pathlib.Path(sys.argv[0]).name, error))
+
+
+def run_script(main: Callable[[], object]) -> int:
+    """Run a training script's ``main`` as its ``__main__`` does: a refusal prints
+    ``SCRIPT: error: MESSAGE`` (``story_quality.cli.errors.report``) and returns 2, no traceback; under
+    torchrun every process closes the process group either way, so none aborts at exit."""
+    try:
+        main()
+        return 0
+    except REFUSALS as error:
+        return report(pathlib.Path(sys.argv[0]).name, error)
+    finally:
+        if process_group_open():
+            leave_process_group()
+
+
 def train_and_evaluate(trainer: Trainer, checkpoint: str | None, evaluate: bool = True) -> dict[str, float]:
     """Train (resuming from ``checkpoint``), then evaluate; each stage's metrics logged and saved."""
     train_result = trainer.train(resume_from_checkpoint=checkpoint)
@@ -104,8 +138,26 @@ def push_run(args: TrainingArguments, repo_id: str, message: str, script_logger:
     script_logger.info("Pushed to %s", url)
 
 
+def push_target(args: TrainingArguments, script_logger: logging.Logger) -> tuple[bool, str]:
+    """Whether the run pushes, and the repository it pushes to (or its card names): the user's namespace
+    and the output folder's name unless ``--hub_model_id`` says otherwise, printed before any training.
+
+    ``args.push_to_hub`` is turned off: the Trainer would create the repository before training; the
+    scripts push once, at the end, with :func:`push_run`.
+    """
+    push, args.push_to_hub = args.push_to_hub, False
+    repo_id = repository_for(args.hub_model_id, args.output_dir, args.hub_token, push)
+    if push:
+        script_logger.info(push_plan(repo_id, args.hub_revision))
+    return push, repo_id
+
+
+RECIPE_SUFFIXES = (".json", ".yaml", ".yml")
+
+
 def config_flags(path: str) -> list[str]:
-    """A recipe file (a JSON object of argument names and values) as the flags it stands for.
+    """A recipe file (a JSON or YAML object of argument names and values, as ``HfArgumentParser``'s
+    ``parse_json_file`` / ``parse_yaml_file`` read) as the flags it stands for.
 
     >>> import json, tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
@@ -113,13 +165,18 @@ def config_flags(path: str) -> list[str]:
     >>> config_flags(f.name)
     ['--learning_rate', '0.0001', '--report_to', 'none', '--seed', '42']
     """
+    import yaml
+
     try:
         with open(path, encoding="utf-8") as handle:
-            options = json.load(handle)
-    except (OSError, json.JSONDecodeError) as error:
-        raise SystemExit(f"error: recipe file {path}: {error}") from None
+            options = json.load(handle) if path.endswith(".json") else yaml.safe_load(handle)
+    except (OSError, ValueError, yaml.YAMLError) as error:
+        raise ValueError(f"recipe file {path}: {' '.join(str(error).split())}") from None
     if not isinstance(options, dict):
-        raise SystemExit(f"error: recipe file {path}: expected a JSON object of argument names and values")
+        kind = "JSON" if path.endswith(".json") else "YAML"
+        raise ValueError(
+            f"recipe file {path}: expected a {kind} object (mapping) of argument names and values"
+        )
     flags: list[str] = []
     for name, value in options.items():
         values = value if isinstance(value, list) else [value]
@@ -128,7 +185,7 @@ def config_flags(path: str) -> list[str]:
 
 
 def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tuple[Any, ...]:
-    """Command-line flags, or a ``.json`` recipe file first and flags that override it after.
+    """Command-line flags, or a ``.json`` / ``.yaml`` recipe file first and flags that override it after.
 
     ``train_union.py training/configs/union-cpu-phase1.json --output_dir run --seed 43`` reads the
     recipe and changes two of its values (a flag given later wins).
@@ -138,16 +195,61 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
     in the first embedding lookup); the launcher's choice is passed on as ``use_cpu``.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0].endswith(".json"):
+    if argv and argv[0].endswith(RECIPE_SUFFIXES):
         argv = config_flags(argv[0]) + argv[1:]
-    refuse_a_lone_cpu_launch()
+    refuse_a_lone_launch()
     parsed = parser.parse_args_into_dataclasses(args=argv + cpu_flags(argv))
     try:
         if any(arg.split("=")[0] == "--hub_strategy" for arg in argv):  # Trainer's default is every_save
             check_push_strategy(parsed[-1].hub_strategy)
+        check_revision(parsed[-1].push_to_hub, parsed[-1].hub_revision)
     except ValueError as error:
-        parser.error(str(error))
+        refuse(error)
     return parsed
+
+
+# Arguments that take a Hub id or a local path: a local-looking one that does not exist is a typo.
+HUB_OR_LOCAL_FIELDS = ("model_name_or_path", "dataset", "validation_dataset", "dataset_name")
+
+
+def check_local_paths(parsed: Sequence[Any]) -> None:
+    """Refuse a ``--model_name_or_path`` / ``--dataset`` / ``--validation_dataset`` / ``--dataset_name`` that reads as a local
+    path but does not exist, naming it as a missing file or folder (not, as the Hub client would, as a
+    malformed repository id)."""
+    for arguments in parsed:
+        for name in HUB_OR_LOCAL_FIELDS:
+            value = getattr(arguments, name, None)
+            if isinstance(value, str) and value and not os.path.exists(value) and looks_local(value):
+                raise ValueError(f"--{name} {value}: {missing_path(value)}")
+
+
+def looks_local(value: str) -> bool:
+    """Whether ``value`` can only be a local path: it starts with ``./``, ``../``, ``/`` or ``~``, has more
+    parts than a Hub id (``NAMESPACE/NAME``), or its first part is a folder here.
+
+    >>> [looks_local(v) for v in ("./bert", "runs/a/b", "google-bert/bert-base-uncased", "roc")]
+    [True, True, False, False]
+    """
+    path = pathlib.PurePath(value)
+    return (
+        value.startswith(("./", "../", "/", "~", ".\\", "..\\"))
+        or value in (".", "..")
+        or len(path.parts) > 2
+        or (len(path.parts) == 2 and os.path.isdir(path.parts[0]))
+    )
+
+
+def missing_path(value: str) -> str:
+    """What is missing of the local path ``value``: its first part that does not exist.
+
+    >>> missing_path("/no-such-root/model")
+    "no such file or folder ('/no-such-root' does not exist)."
+    """
+    path = pathlib.Path(value).expanduser()
+    first_missing = path
+    while not first_missing.parent.exists():
+        first_missing = first_missing.parent
+    return f"no such file or folder ({str(first_missing)!r} does not exist)."
 
 
 def launched_processes() -> int:
@@ -181,19 +283,22 @@ def cpu_flags(argv: Sequence[str]) -> list[str]:
     return flags
 
 
-def refuse_a_lone_cpu_launch() -> None:
-    """``accelerate launch --cpu --num_processes N`` starts one process (N need mpirun): refuse it,
-    naming the launch that does train on N CPU processes."""
-    if (
-        parse_flag_from_env("ACCELERATE_USE_CPU")
-        and os.environ.get("MASTER_ADDR")
-        and launched_processes() == 1
-    ):
+def refuse_a_lone_launch() -> None:
+    """Refuse ``accelerate launch --num_processes N`` (N > 1) that started one process: on a machine
+    without GPUs, and with ``--cpu`` anywhere, accelerate's launcher starts N processes only through
+    mpirun, and one process would train the whole run alone without a word. The refusal names the
+    launch that does train on N CPU processes (torchrun).
+
+    Accelerate's launcher sets ``ACCELERATE_USE_CPU`` (``False`` without ``--cpu``) and, for N > 1,
+    ``MASTER_ADDR``; a launcher that did start N processes also sets ``WORLD_SIZE`` (or mpirun's size).
+    """
+    if "ACCELERATE_USE_CPU" in os.environ and os.environ.get("MASTER_ADDR") and launched_processes() == 1:
         script = f"training/{pathlib.Path(sys.argv[0]).name}"  # the documented path, from a clone
-        raise SystemExit(
-            "error: accelerate launch --cpu starts one process whatever --num_processes says (more need "
-            f"mpirun). For N processes on CPUs run `torchrun --nproc_per_node N {script} ...` (several "
-            "machines: add --nnodes, --node_rank, --master_addr); for one, drop --num_processes."
+        raise ValueError(
+            "accelerate launch started one process although --num_processes asks for more (without GPUs, "
+            "or with --cpu, its launcher starts several only through mpirun), so one process would train "
+            f"the whole run alone. For N processes on CPUs run `torchrun --nproc_per_node N {script} ...` "
+            "(several machines: add --nnodes, --node_rank, --master_addr); for one, drop --num_processes."
         )
 
 

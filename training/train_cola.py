@@ -8,13 +8,14 @@ sentence; no header), or JSON lines, CSV or Parquet with ``sentence`` and ``labe
 (1 = acceptable). Several files joined by commas are one split (GLUE's validation set is
 ``in_domain_dev.tsv,out_of_domain_dev.tsv``). Reports the Matthews correlation on the validation
 split, saves the classifier (safetensors) with its tokenizer and a model card, and
-optionally pushes it. All arguments can also come from one JSON file.
+optionally pushes it. All arguments can also come from one JSON or YAML file.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -34,10 +35,10 @@ from transformers import (
 
 from story_quality import citation
 from story_quality.gruen import CITATION as GRUEN_CITATION
-from story_quality.gruen.checkpoints import LM_CHECKPOINT, PROJECT_COLA_CHECKPOINT
-from story_quality.process_group import leave_process_group, process_group_open
+from story_quality.gruen.checkpoints import LM_CHECKPOINT
 from story_quality.training import run_setup
 from story_quality.training.model_cards import (
+    base_model_names,
     hub_id_or_none,
     recipe_rows,
     render_model_card,
@@ -181,9 +182,9 @@ def load_cola(args: ColaArguments) -> datasets.DatasetDict:
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parser = HfArgumentParser((ColaArguments, ColaTrainingArguments), description=__doc__)
     cola_args, args = run_setup.parse_arguments(parser, argv)
+    run_setup.check_local_paths((cola_args,))
     run_setup.configure_logging(args, logger)
-    push, args.push_to_hub = args.push_to_hub, False
-    repo_id = args.hub_model_id or PROJECT_COLA_CHECKPOINT
+    push, repo_id = run_setup.push_target(args, logger)
     checkpoint = run_setup.resume_checkpoint(args)
     set_seed(args.seed)
 
@@ -260,7 +261,7 @@ def write_cola_card(
     card = render_model_card(
         "gruen-cola",
         model_name=repo_id.split("/")[-1],
-        base_model=hub_id_or_none(cola_args.model_name_or_path),
+        base_model=base_model_names(cola_args.model_name_or_path)[0],
         datasets=[dataset_id] if dataset_id else [],
         eval_results=[
             EvalResult(
@@ -277,7 +278,7 @@ def write_cola_card(
             for metric, name in (("matthews_correlation", "Matthews correlation"), ("accuracy", "Accuracy"))
         ],
         repo_id=repo_id,
-        base_model_text=cola_args.model_name_or_path,
+        base_model_text=base_model_names(cola_args.model_name_or_path)[1],
         id2label=trainer.model.config.id2label,
         max_length=cola_args.max_length,
         training_data=table_rows(facts),
@@ -291,8 +292,4 @@ def write_cola_card(
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    finally:  # under torchrun: every process closes the group, so none aborts at exit
-        if process_group_open():
-            leave_process_group()
+    sys.exit(run_setup.run_script(main))

@@ -9,7 +9,7 @@
 saved with ``save_to_disk`` or a JSON/CSV/Parquet file with columns text, label, original,
 context, story_index), or a story corpus (anything ``training.corpora.load_stories``
 reads, or a file with a ``text`` column), which is then negative-sampled on the fly.
-All arguments can also come from one JSON file: ``train_union.py config.json``.
+All arguments can also come from one JSON or YAML file: ``train_union.py config.json`` (or ``.yaml``).
 
 The output folder holds what the ``union`` metric loads: a plain
 ``BertForSequenceClassification`` (safetensors, reconstruction head left out) whose config
@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,6 @@ from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 
 from story_quality.evaluation.annotations import AnnotatedStories, read_annotations
 from story_quality.evaluation.correlation import METHODS, correlate
-from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.training import run_setup
 from story_quality.training.distillation import (
     TEACHER_COLUMN,
@@ -44,12 +44,15 @@ from story_quality.training.distillation import (
     teacher_sha256,
 )
 from story_quality.training.model_cards import (
+    base_model_names,
+    corpus_texts,
     hub_id_or_none,
     recipe_rows,
     render_model_card,
     table_rows,
     write_model_card,
 )
+from story_quality.training.negatives.build import read_summary
 from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.training.output_folders import check_resumed_run, write_run_record
 from story_quality.training.union_model import (
@@ -234,14 +237,14 @@ def parse_run(argv: Sequence[str] | None) -> Run:
     parser = HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments), description=__doc__)
     model_args, data_args, args = run_setup.parse_arguments(parser, argv)
     run_setup.configure_logging(args, logger)
-    # The Trainer would create the Hub repository before training; we push once, at the end.
-    push, args.push_to_hub = args.push_to_hub, False
     preset = PRESETS[data_args.normalization]
     args.label_names = ["labels"]
     try:
         check_run_numbers(model_args, args)
     except ValueError as error:
-        parser.error(str(error))  # usage and the message on stderr, exit status 2: no traceback
+        run_setup.refuse(error)  # one line on stderr, exit status 2: no traceback
+    run_setup.check_local_paths((model_args, data_args))
+    push, repo_id = run_setup.push_target(args, logger)  # before any work: where, or who is unknown
     model_type = check_encoder(
         model_args.model_name_or_path, model_args.reconstruction_weight, model_args.max_length
     )
@@ -255,7 +258,7 @@ def parse_run(argv: Sequence[str] | None) -> Run:
         data_args,
         args,
         preset,
-        args.hub_model_id or preset.hub_id,
+        repo_id,
         push,
         checkpoint,
         annotated,
@@ -322,13 +325,23 @@ def taught_rows(rows: datasets.Dataset | None, source: str | None, weight: float
 
 
 def training_facts(run: Run, train: datasets.Dataset, validation: datasets.Dataset | None) -> dict[str, Any]:
-    """What the model card says about the training data."""
+    """What the model card says about the training data (a local ``--dataset`` by its name, not its
+    path); ``copies_text`` and ``corpora_text`` word the build summary the pairs carry."""
+    try:
+        summary = read_summary(train)  # build_union_data.py's, or the run's own negative sampling's
+    except ValueError:  # pairs from a file: no summary recorded
+        summary = None
+    dataset = run.data_args.dataset
     return {
         "training examples": len(train),
         "human / corrupted": f"{sum(train['label'])} / {len(train) - sum(train['label'])}",
         "stories": len(set(train["story_index"])),
         "held-out examples": len(validation) if validation is not None else 0,
-        "source": run.data_args.dataset,
+        "source": hub_id_or_none(dataset) or os.path.basename(dataset.rstrip("/\\")) or dataset,
+        # without a summary: rows per story are the human story and its copy, once per copy
+        **corpus_texts(
+            summary, copies=max(1, round(len(train) / (2 * max(1, len(set(train["story_index"]))))))
+        ),
     }
 
 
@@ -464,14 +477,17 @@ def write_card(
     added: list[str],
 ) -> None:
     model_args, data_args, args = run.model_args, run.data_args, run.args
+    base_model, base_model_text = base_model_names(model_args.model_name_or_path)
+    corpus = {key: facts.pop(key) for key in ("copies_text", "corpora_text")}
     card = render_model_card(
         run.preset.card_template,
         model_name=run.repo_id.split("/")[-1],
-        base_model=hub_id_or_none(model_args.model_name_or_path),
+        base_model=base_model,
         datasets=[d for d in [hub_id_or_none(data_args.dataset)] if d],
         eval_results=union_eval_results(results, data_args, run.annotated),
         repo_id=run.repo_id,
-        base_model_text=model_args.model_name_or_path,
+        base_model_text=base_model_text,
+        **corpus,
         id2label=classifier.config.id2label,
         normalization=run.preset.normalization.to_dict(),
         max_length=model_args.max_length,
@@ -543,8 +559,4 @@ def union_citation() -> str:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    finally:  # under torchrun: every process closes the group, so none aborts at exit
-        if process_group_open():
-            leave_process_group()
+    sys.exit(run_setup.run_script(main))

@@ -2,18 +2,31 @@
 
 Stages exactly what an ``evaluate`` Space holds, as evaluate's own metric Spaces do: the metric
 script, its card (the Space's README, with evaluate's front matter), ``app.py`` (evaluate's
-gradio widget) and ``requirements.txt`` pinning this release of the package by its distribution
-name. The shipped default is left out: the Space installs the package, whose package
-data holds it. ``--push`` uploads the folder as a gradio Space through ``huggingface_hub``.
+gradio widget) and ``requirements.txt`` naming a package the Space's build can install:
+
+- by default, this clone's wheel, built into the Space folder (``requirements.txt`` names the file);
+- ``--package-source`` a wheel file (copied in), a source folder (its wheel built in),
+  ``git+https://...@REV`` (pinned to a commit or tag), or ``story-quality-metrics==VERSION``
+  (checked first: pip must find it on the index it is set up with).
+
+A requirement no index or file satisfies is refused, so a pushed Space always builds. The shipped
+default UNION checkpoint is not a Space file of its own: the package's wheel holds it. ``--push``
+uploads the folder as a gradio Space through ``huggingface_hub``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import pathlib
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from story_quality import METRICS, __version__, metric_path, output_files
 from story_quality.cli.errors import UsageError
@@ -28,15 +41,21 @@ module = evaluate.load("{repo_id}")
 launch_gradio_widget(module)
 """
 REQUIREMENTS = """# The Space runs on the installed library, as bertscore's runs on bert_score.
-{distribution}=={version}
+{requirement}
 """
+# What a source tree's copy leaves out before its wheel is built (the build writes into its source).
+NOT_PACKAGED = (".git", ".venv*", "outputs", "build", "dist", "__pycache__", "*.egg-info", ".ruff_cache")
+SOURCE_FORMS = (
+    "a wheel file, a source folder, git+https://HOST/REPO@COMMIT_OR_TAG, or "
+    f"{DISTRIBUTION}==VERSION on a package index"
+)
 
 
 class PublishError(UsageError):
     """The Space could not be staged or pushed; the message says what to do."""
 
 
-def space_files(metric: str, repo_id: str) -> dict[str, str]:
+def space_files(metric: str, repo_id: str, requirement: str) -> dict[str, str]:
     """Every file of metric ``metric``'s Space published as ``repo_id``, by name, as text (the script
     named after the Space, as ``evaluate.load("ORG/NAME")`` looks for ``NAME.py``)."""
     folder = pathlib.Path(metric_path(metric))
@@ -47,12 +66,107 @@ def space_files(metric: str, repo_id: str) -> dict[str, str]:
         f"{repo_id.split('/')[1]}.py": (folder / f"{metric}.py").read_text(encoding="utf-8"),
         "README.md": card,
         "app.py": APP.format(repo_id=repo_id),
-        "requirements.txt": REQUIREMENTS.format(distribution=DISTRIBUTION, version=__version__),
+        "requirements.txt": REQUIREMENTS.format(requirement=requirement),
     }
 
 
-def stage_space(metric: str, repo_id: str, output: pathlib.Path) -> pathlib.Path:
-    """Write the Space's files into ``output`` (new, or empty); returns it."""
+def source_tree() -> pathlib.Path | None:
+    """The clone this package runs from (its ``setup.cfg`` names the distribution), or None when it was
+    installed from a wheel."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    setup = root / "setup.cfg"
+    if setup.is_file() and re.search(rf"^name\s*=\s*{DISTRIBUTION}\s*$", setup.read_text("utf-8"), re.M):
+        return root
+    return None
+
+
+def build_wheel(source: pathlib.Path, into: pathlib.Path) -> pathlib.Path:
+    """``pip wheel --no-deps`` of a copy of ``source`` (the build writes into its source folder, and the
+    user's clone is left as it is); the wheel is written into ``into``."""
+    with tempfile.TemporaryDirectory(prefix="story-quality-wheel-") as scratch:
+        copy = pathlib.Path(scratch) / "source"
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns(*NOT_PACKAGED))
+        command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", scratch, str(copy)]
+        if int(importlib.metadata.version("setuptools").split(".")[0]) >= 71:  # bdist_wheel built in
+            command.insert(4, "--no-build-isolation")
+        built = subprocess.run(command, capture_output=True, text=True)
+        wheels = sorted(pathlib.Path(scratch).glob("*.whl"))
+        if built.returncode != 0 or len(wheels) != 1:
+            last = (built.stderr.strip().splitlines() or ["no wheel written"])[-1]
+            raise PublishError(f"Could not build the wheel of {source}: {last}")
+        return pathlib.Path(shutil.copy2(wheels[0], into))
+
+
+def check_on_index(requirement: str) -> None:
+    """Refuse a ``NAME==VERSION`` that pip, set up as it is here, cannot download."""
+    with tempfile.TemporaryDirectory(prefix="story-quality-index-") as scratch:
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "-q",
+            "--retries",
+            "1",
+            "-d",
+            scratch,
+        ]
+        found = subprocess.run([*command, requirement], capture_output=True, text=True)
+    if found.returncode != 0:
+        raise PublishError(
+            f"--package-source {requirement}: no package index pip is set up with has it, so the Space "
+            f"could not install it; name {SOURCE_FORMS.rsplit(', or ', 1)[0]} instead (default: this "
+            "clone's wheel)."
+        )
+
+
+def stage_package(source: str | None, space: pathlib.Path) -> str:
+    """The ``requirements.txt`` line that installs the package in the Space, staging its wheel there
+    when it is a file; refuses a source the Space's build could not install."""
+    if source is None:
+        root = source_tree()
+        if root is None:
+            raise PublishError(
+                f"This {DISTRIBUTION} {__version__} was installed from a wheel, with no source tree to build "
+                f"the Space's package from: pass --package-source ({SOURCE_FORMS})."
+            )
+        return f"./{build_wheel(root, space).name}"
+    path = pathlib.Path(source)
+    if path.is_file() and path.suffix == ".whl":
+        if not canonicalize_name(path.name.split("-")[0]) == DISTRIBUTION:
+            raise PublishError(f"--package-source {source}: not a wheel of {DISTRIBUTION}.")
+        return f"./{shutil.copy2(path, space / path.name).name}"
+    if path.is_dir():
+        return f"./{build_wheel(path, space).name}"
+    if source.startswith("git+"):
+        if not re.search(r"@[\w.-]+$", source.split("://", 1)[-1].split("/", 1)[-1]):
+            raise PublishError(
+                f"--package-source {source}: not pinned; end it with @COMMIT or @TAG, so that the Space "
+                "always builds the same code."
+            )
+        return f"{DISTRIBUTION} @ {source}"
+    return pinned_release(source)
+
+
+def pinned_release(source: str) -> str:
+    """``NAME==VERSION`` of this distribution, checked on the index; anything else is refused."""
+    try:
+        requirement = Requirement(source)
+    except InvalidRequirement:
+        requirement = None
+    pins = [spec for spec in requirement.specifier if spec.operator == "=="] if requirement else []
+    if requirement is None or canonicalize_name(requirement.name) != DISTRIBUTION or len(pins) != 1:
+        raise PublishError(f"--package-source {source}: no such file or folder, and not {SOURCE_FORMS}.")
+    check_on_index(source)
+    return source
+
+
+def stage_space(
+    metric: str, repo_id: str, output: pathlib.Path, package_source: str | None = None
+) -> pathlib.Path:
+    """Write the Space's files, and the package its ``requirements.txt`` names, into ``output`` (new, or
+    empty); returns it."""
     if metric not in METRICS:
         raise PublishError(f"Unknown metric {metric!r}; this package has {', '.join(METRICS)}.")
     check_repo_id(repo_id)
@@ -60,7 +174,8 @@ def stage_space(metric: str, repo_id: str, output: pathlib.Path) -> pathlib.Path
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise PublishError(f"--output {output} exists and is not an empty folder; name a new one.")
     output.mkdir(parents=True, exist_ok=True)
-    for name, text in space_files(metric, repo_id).items():
+    requirement = stage_package(package_source, output)
+    for name, text in space_files(metric, repo_id, requirement).items():
         (output / name).write_text(text, encoding="utf-8")
     return output
 
@@ -106,6 +221,12 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--output", type=pathlib.Path, help="folder to stage into (new or empty; default: a temporary one)"
     )
+    parser.add_argument(
+        "--package-source",
+        metavar="SOURCE",
+        help=f"what the Space installs the package from: {SOURCE_FORMS} (default: this clone's wheel, "
+        "built into the Space folder)",
+    )
     parser.add_argument("--push", action="store_true", help="upload the staged folder as a gradio Space")
     parser.add_argument("--token", help="Hub token (default: the one `hf auth login` stored)")
     parser.add_argument("--private", action="store_true", help="create the Space private")
@@ -120,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``story-quality publish-metric``: 0; a refusal raises (one line and 2 from
     :func:`story_quality.cli.errors.run_and_report`)."""
     output = args.output or pathlib.Path(tempfile.mkdtemp(prefix=f"{args.metric}-space-"))
-    folder = stage_space(args.metric, args.repo_id, output)
+    folder = stage_space(args.metric, args.repo_id, output, args.package_source)
     print(f"Staged the {args.metric} Space in {folder}", file=sys.stderr)
     if args.push:
         url = push_space(folder, args.repo_id, args.token, args.private or None)

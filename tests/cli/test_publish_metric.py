@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import configparser
 import json
+import os
+import pathlib
 import re
+import subprocess
+import sys
+import sysconfig
+import venv
 
 import evaluate
 import pytest
@@ -21,6 +27,8 @@ from story_quality.cli.publish_metric import push_space, stage_space
 
 SPACE = "me/union-space"
 PIN = f"story-quality-metrics=={story_quality.__version__}"
+# A pinned source needs no wheel build: the fast tests stage with it, the slow one builds the wheel.
+GIT_SOURCE = "git+https://example.org/story-quality.git@0123abc"
 
 
 def front_matter(text: str) -> dict:
@@ -29,7 +37,7 @@ def front_matter(text: str) -> dict:
 
 @pytest.mark.parametrize("metric", ["union", "gruen"])
 def test_the_staged_folder_is_exactly_an_evaluate_space(tmp_path, metric):
-    folder = stage_space(metric, f"me/{metric}", tmp_path / "space")
+    folder = stage_space(metric, f"me/{metric}", tmp_path / "space", GIT_SOURCE)
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         ["README.md", "app.py", "requirements.txt", f"{metric}.py"]
     )
@@ -43,7 +51,7 @@ def test_the_staged_folder_is_exactly_an_evaluate_space(tmp_path, metric):
     )
     assert f'evaluate.load("me/{metric}")' in card and "story-quality-metrics/" not in card
     assert 'evaluate.load("me/' + metric + '")' in (folder / "app.py").read_text()
-    assert PIN in (folder / "requirements.txt").read_text().splitlines()
+    assert f"story-quality-metrics @ {GIT_SOURCE}" in (folder / "requirements.txt").read_text().splitlines()
 
 
 @pytest.mark.parametrize("metric", ["union", "gruen"])
@@ -67,7 +75,9 @@ def test_every_package_import_of_a_script_names_the_distribution_to_install(metr
 
 
 def test_the_staged_union_space_scores_without_the_checkpoint_folder(tmp_path):
-    folder = stage_space("union", SPACE, tmp_path / "union-space")  # evaluate reads union-space.py
+    folder = stage_space(
+        "union", SPACE, tmp_path / "union-space", GIT_SOURCE
+    )  # evaluate reads union-space.py
     assert (folder / "union-space.py").is_file()
     result = evaluate.load(str(folder)).compute(predictions=["Ken went to the store. He bought milk."])
     assert result["signature"].startswith("union|") and "checkpoint:default" in result["signature"]
@@ -98,7 +108,7 @@ def hub(monkeypatch):
 
 
 def test_push_creates_a_gradio_space_and_commits_exactly_the_staged_files(hub, tmp_path):
-    folder = stage_space("union", SPACE, tmp_path / "space")
+    folder = stage_space("union", SPACE, tmp_path / "space", GIT_SOURCE)
     url = push_space(folder, SPACE, token="hf_local_test_token")
     assert url.endswith(f"/spaces/{SPACE}/commit/{'c0ffee' * 6}c0ff")
     create = json.loads(FakeHub.requests[0][2])
@@ -106,3 +116,102 @@ def test_push_creates_a_gradio_space_and_commits_exactly_the_staged_files(hub, t
     commits = [body for path, _, body in FakeHub.requests if path == f"/api/spaces/{SPACE}/commit/main"]
     assert len(commits) == 1
     assert committed_files(commits[0]) == {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+def test_a_release_no_index_has_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    index = tmp_path / "index"  # an index pip can read that holds no story-quality-metrics
+    index.mkdir()
+    monkeypatch.setenv("PIP_INDEX_URL", index.as_uri())
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
+    argv = ["publish-metric", "union", "--repo-id", "me/u", "--output", str(tmp_path / "space")]
+    assert publish([*argv, "--package-source", PIN, "--push"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"story-quality: error: --package-source {PIN}: no package index pip is set up with has it, so the "
+        "Space could not install it; name a wheel file, a source folder, git+https://HOST/REPO@COMMIT_OR_TAG "
+        "instead (default: this clone's wheel).\n"
+    )
+    assert not (tmp_path / "space" / "requirements.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("git+https://example.org/story-quality.git", "not pinned; end it with @COMMIT or @TAG"),
+        ("story-quality-metrics>=0.5", "no such file or folder, and not a wheel file"),
+        ("./no-such-folder", "no such file or folder, and not a wheel file"),
+    ],
+)
+def test_sources_a_space_could_not_build_from_are_refused(tmp_path, capsys, source, message):
+    argv = ["publish-metric", "gruen", "--repo-id", "me/g", "--output", str(tmp_path / "space")]
+    assert publish([*argv, "--package-source", source]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"story-quality: error: --package-source {source}: {message}") and err.count("\n") == 1
+    )
+
+
+def test_a_wheel_file_is_copied_into_the_space_and_named(tmp_path):
+    wheel = tmp_path / "story_quality_metrics-9.9-py3-none-any.whl"
+    wheel.write_bytes(b"a wheel")
+    folder = stage_space("gruen", "me/g", tmp_path / "space", str(wheel))
+    assert (folder / wheel.name).read_bytes() == b"a wheel"
+    assert f"./{wheel.name}" in (folder / "requirements.txt").read_text().splitlines()
+
+
+# Runs app.py inside the fresh environment: evaluate.load of the Space's id reads the staged folder (no
+# network), and the gradio widget (gradio is not installed here) is replaced by one that records the module.
+RUN_APP = """
+import json, pathlib, runpy, sys
+import evaluate, evaluate.utils
+import story_quality
+
+space, repo_id = pathlib.Path(sys.argv[1]), sys.argv[2]
+load = evaluate.load
+evaluate.load = lambda path, *args, **kwargs: load(str(space) if path == repo_id else path, *args, **kwargs)
+launched = []
+evaluate.utils.launch_gradio_widget = launched.append
+runpy.run_path(str(space / "app.py"), run_name="__main__")
+(module,) = launched
+scores = module.compute(predictions=["Ken went to the store. He bought milk. He went home."])["scores"]
+print(json.dumps({"package": story_quality.__file__, "name": module.name, "scores": scores}))
+"""
+
+
+@pytest.mark.slow
+def test_the_staged_requirements_install_offline_from_the_space_folder_alone(tmp_path):
+    space = stage_space("union", SPACE, tmp_path / "union-space")  # this clone's wheel, built in
+    (requirement,) = [
+        line for line in (space / "requirements.txt").read_text().splitlines() if not line.startswith("#")
+    ]
+    assert re.fullmatch(
+        rf"\./story_quality_metrics-{re.escape(story_quality.__version__)}-py3-none-any\.whl", requirement
+    )
+    env_dir = tmp_path / "fresh-env"
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    site = pathlib.Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()
+    )  # fmt: skip
+    # The dependencies come from this environment (a directory named in a .pth file is not scanned for
+    # .pth files, so this clone's editable install stays invisible); the package only from the Space.
+    (site / "borrowed_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    install = [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--target", str(site)]
+    subprocess.run(
+        [*install, "-r", "requirements.txt"], cwd=space, check=True, capture_output=True, text=True
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home"), "HF_HOME": str(tmp_path / "hf"),
+           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}  # fmt: skip
+    ran = subprocess.run(
+        [str(python), "-c", RUN_APP, str(space), SPACE], cwd=empty, env=env, capture_output=True, text=True
+    )
+    assert ran.returncode == 0, ran.stderr
+    report = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert pathlib.Path(report["package"]).resolve().is_relative_to(site.resolve())
+    assert report["name"] == "union" and len(report["scores"]) == 1 and 0 <= report["scores"][0] <= 1

@@ -9,10 +9,8 @@ checkpoint) and imports that only work in a clone.
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -22,6 +20,7 @@ import venv
 import pytest
 from tiny_models import save_union_checkpoint
 
+from story_quality.cli import publish_metric
 from story_quality.union.checkpoints import SHIPPED_DEFAULT_MANIFEST_SHA256
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -74,22 +73,9 @@ USER_SCRIPT = textwrap.dedent(
 
 
 def build_wheel(out: pathlib.Path) -> pathlib.Path:
-    """``pip wheel`` of a copy of the repository (the build writes into its source folder)."""
-    source = out / "source"
-    shutil.copytree(
-        REPO,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".git", ".venv", "outputs", "build", "dist", "__pycache__", "*.egg-info", ".ruff_cache"
-        ),
-    )
-    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)]
-    setuptools_major = int(importlib.metadata.version("setuptools").split(".")[0])
-    if setuptools_major >= 71:  # bdist_wheel built in: nothing to download
-        command.insert(4, "--no-build-isolation")
-    subprocess.run(command, check=True, capture_output=True, text=True)
-    (wheel,) = out.glob("story_quality_metrics-*.whl")
-    return wheel
+    """This clone's wheel, built as ``publish-metric`` builds the one its Spaces install."""
+    out.mkdir(parents=True, exist_ok=True)
+    return publish_metric.build_wheel(REPO, out)
 
 
 @pytest.mark.slow

@@ -62,12 +62,22 @@ def test_the_order_of_the_members_does_not_matter(runs, tmp_path):
         torch.testing.assert_close(forward[key], backward[key], rtol=0, atol=1e-7)
 
 
-def test_the_union_metric_scores_a_soup_of_identical_runs_as_the_run(runs, tmp_path):
-    twin = tmp_path / "twin"
-    shutil.copytree(runs[0], twin)
+def shifted_copy(run, folder, shift: float):
+    """A copy of ``run`` with every float weight moved by ``shift`` (another model: one copied as it is
+    is refused as the same one twice)."""
+    shutil.copytree(run, folder)
+    weights = load_file(folder / "model.safetensors")
+    shifted = {k: v + shift if v.is_floating_point() else v for k, v in weights.items()}
+    save_file(shifted, folder / "model.safetensors", metadata={"format": "pt"})
+    return folder
+
+
+def test_the_union_metric_scores_a_soup_of_twins_around_a_run_as_the_run(runs, tmp_path):
+    above = shifted_copy(runs[0], tmp_path / "above", 1e-3)
+    below = shifted_copy(runs[0], tmp_path / "below", -1e-3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # aligned members: no warning
-        soup = average_checkpoints([runs[0], twin], tmp_path / "soup")
+        soup = average_checkpoints([above, below], tmp_path / "soup")  # their mean is the run
     evaluate.logging.disable_progress_bar()
     try:
         alone = evaluate.load(str(REPO / "metrics" / "union"), str(runs[0])).compute(predictions=STORIES)
@@ -122,7 +132,14 @@ def test_too_few_or_repeated_checkpoints_are_usage_errors(runs, tmp_path, capsys
     for again in (str(runs[0]), f"{runs[0]}/", str(runs[0].parent / "." / runs[0].name)):
         with pytest.raises(SystemExit):
             main([str(runs[0]), again, "--output-dir", str(tmp_path / "soup")])
-        assert f"{again!r} is given twice" in capsys.readouterr().err
+        assert f"{again!r} is {str(runs[0])!r} again (the same folder)" in capsys.readouterr().err
+    copy = shutil.copytree(runs[0], tmp_path / "run-a-copy")  # one model under another folder name
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(runs[0]), str(runs[1]), str(copy), "--output-dir", str(tmp_path / "soup")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{str(copy)!r} is {str(runs[0])!r} again (the same weights (sha256 " in err
+    assert not (tmp_path / "soup").exists()
 
 
 def test_the_least_aligned_weight_matrix_is_found():

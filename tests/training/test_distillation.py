@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import datasets
 import pytest
@@ -114,8 +115,12 @@ def test_rows_that_carry_teacher_scores_or_another_normalisation_or_a_longer_win
     ):
         add_teacher_scores(built, [str(teachers[0])], MAX_LENGTH, source="wp-rows")
     for same in (str(teachers[0]), f"{teachers[0]}/", str(teachers[0].parent / "." / teachers[0].name)):
-        with pytest.raises(ValueError, match="is named twice"):
+        with pytest.raises(ValueError, match=r"--teacher .* is --teacher .*/a again \(the same folder\)"):
             add_teacher_scores(rows(["a b"]), [str(teachers[0]), same], MAX_LENGTH)
+    copy = shutil.copytree(teachers[0], teachers[0].parent / "a-copy")  # one model, another folder name
+    with pytest.raises(ValueError, match=r"--teacher .*/a-copy is --teacher .*/a again \(the same weights"):
+        add_teacher_scores(rows(["a b"]), [str(teachers[0]), str(teachers[1]), str(copy)], MAX_LENGTH)
+    shutil.rmtree(copy)
     with pytest.raises(ValueError, match=r"rows-x has no 'text' column \(it has \['story'\]\)"):
         add_teacher_scores(
             datasets.Dataset.from_dict({"story": ["a b"]}), [str(teachers[0])], MAX_LENGTH, source="rows-x"

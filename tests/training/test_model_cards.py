@@ -11,6 +11,8 @@ from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.model_cards import (
     CARD_TEMPLATES,
     HUB_CARDS_DIR,
+    base_model_names,
+    corpus_texts,
     render_model_card,
     table_rows,
     write_model_card,
@@ -49,6 +51,7 @@ def test_every_template_renders_to_a_card_whose_metadata_round_trips(template, t
         training_data=table_rows({"training examples": 1234}),
         recipe=table_rows({"learning rate": 5e-05, "seed": 42}),
         citation="@misc{key, title={T}}",
+        **corpus_texts(None),
     )
     path = write_model_card(card, tmp_path)
     assert path.name == "README.md"
@@ -109,3 +112,53 @@ def test_push_without_network_is_one_clear_error(tmp_path):
     assert "Could not push" in message and "me/some-model" in message
     assert f"saved locally in {str(tmp_path)!r}" in message and "hf upload me/some-model" in message
     assert error.value.__cause__ is None and error.value.__suppress_context__
+
+
+def local_folder(root, name: str, config: dict | None = None, card_base: str | None = None):
+    folder = root / name
+    folder.mkdir()
+    if config is not None:
+        (folder / "config.json").write_text(__import__("json").dumps(config))
+    if card_base is not None:
+        (folder / "README.md").write_text(f"---\nbase_model: {card_base}\n---\n# a card\n")
+    return folder
+
+
+def test_a_local_base_model_is_named_by_the_hub_id_it_records_never_by_its_path(tmp_path):
+    from_config = local_folder(tmp_path, "bert-copy", {"_name_or_path": "google-bert/bert-base-uncased"})
+    from_card = local_folder(tmp_path, "phase1-run", {"_name_or_path": str(tmp_path / "x")}, "org/minilm")
+    unknown = local_folder(tmp_path, "minilm", {"_name_or_path": str(tmp_path / "elsewhere")})
+    bare = local_folder(tmp_path, "bare")
+    assert base_model_names(str(from_config)) == (
+        "google-bert/bert-base-uncased",
+        "google-bert/bert-base-uncased (from a local copy)",
+    )
+    assert base_model_names(str(from_card)) == ("org/minilm", "org/minilm (from a local copy)")
+    assert base_model_names(str(unknown)) == (None, "a local checkpoint")
+    assert base_model_names(str(bare)) == (None, "a local checkpoint")
+    assert base_model_names("google-bert/bert-base-uncased") == ("google-bert/bert-base-uncased",) * 2
+
+
+@pytest.mark.parametrize("template", ["union-roc", "union-wp"])
+def test_the_union_cards_word_the_copies_and_corpora_of_the_build(template, tmp_path):
+    base = local_folder(tmp_path, "minilm-local", {})
+    metadata, text = base_model_names(str(base))
+    summary = {
+        "copies": 2,
+        "sources": [str(tmp_path / "roc_train_fifth.txt"), str(tmp_path / "wp_train.jsonl")],
+    }
+    card = render_model_card(
+        template, model_name="m", base_model=metadata, repo_id="me/m", base_model_text=text,
+        id2label={0: "perturbed", 1: "human"}, normalization={}, max_length=200, training_data=[],
+        recipe=[], citation="", **corpus_texts(summary),
+    )  # fmt: skip
+    assert "gets 2 corrupted copies (each made with its own seed):" in card.text
+    assert "- Trained on 2 corpora (roc_train_fifth.txt, wp_train.jsonl):" in card.text
+    assert "one corrupted copy" not in card.text and "one corpus" not in card.text
+    assert "It is `a local checkpoint`" in card.text or "`a local checkpoint`" in card.text
+    assert str(tmp_path) not in card.text and card.data.base_model is None
+    one = render_model_card(
+        template, model_name="m", base_model=None, repo_id="me/m", base_model_text="x", id2label={},
+        normalization={}, max_length=200, training_data=[], recipe=[], citation="", **corpus_texts(None, copies=3),
+    )  # fmt: skip
+    assert "gets 3 corrupted copies" in one.text and "- Trained on one corpus:" in one.text

@@ -44,5 +44,5 @@ def test_flags_after_the_recipe_override_it(tmp_path):
 def test_a_recipe_that_is_not_an_object_of_arguments_is_refused_naming_it(tmp_path, content):
     recipe = tmp_path / "bad.json"
     recipe.write_text(content)
-    with pytest.raises(SystemExit, match="bad.json"):
+    with pytest.raises(ValueError, match="bad.json"):
         _parse([str(recipe)])

@@ -43,13 +43,28 @@ def test_a_gpu_machine_gets_nothing_added(cpu_machine):
     assert run_setup.cpu_flags([]) == []
 
 
-def test_accelerate_launch_cpu_with_several_processes_is_refused_naming_torchrun(cpu_machine):
-    cpu_machine.setenv("ACCELERATE_USE_CPU", "true")
+@pytest.mark.parametrize("use_cpu", ["true", "False"])  # accelerate launch with and without --cpu
+def test_accelerate_launch_of_several_processes_that_starts_one_is_refused_naming_torchrun(
+    cpu_machine, use_cpu
+):
+    cpu_machine.setenv("ACCELERATE_USE_CPU", use_cpu)
     cpu_machine.setenv("MASTER_ADDR", "127.0.0.1")  # what --num_processes 2 sets, starting one process
-    with pytest.raises(SystemExit, match=r"torchrun --nproc_per_node N training/"):
-        run_setup.refuse_a_lone_cpu_launch()
+    with pytest.raises(
+        ValueError, match=r"accelerate launch started one process although --num_processes"
+    ) as e:
+        run_setup.refuse_a_lone_launch()
+    assert "`torchrun --nproc_per_node N training/" in str(e.value)
     cpu_machine.setenv("WORLD_SIZE", "2")  # mpirun did start them
-    run_setup.refuse_a_lone_cpu_launch()
+    run_setup.refuse_a_lone_launch()
+
+
+def test_a_plain_run_and_torchrun_are_not_refused(cpu_machine):
+    run_setup.refuse_a_lone_launch()  # python training/train_union.py: nothing set
+    cpu_machine.setenv("MASTER_ADDR", "127.0.0.1")
+    run_setup.refuse_a_lone_launch()  # MASTER_ADDR of the user's own, no accelerate launcher
+    cpu_machine.setenv("ACCELERATE_USE_CPU", "False")
+    cpu_machine.setenv("WORLD_SIZE", "2")
+    run_setup.refuse_a_lone_launch()
 
 
 @pytest.fixture

@@ -149,9 +149,13 @@ def test_model_card_carries_the_run_measurements(trained):
         "spearman": measured["annotated_spearman"],
         "kendall": measured["annotated_kendall"],
     }
-    assert card.data.model_name == "union-roc" and card.data.base_model is None  # a local base is no Hub id
+    # named as the Trainer names a run: the output folder; a local base that records no Hub id has none
+    assert card.data.model_name == "run" and card.data.base_model is None
     assert f"| optimisation steps | {STEPS} |" in card.text
     assert f"- training examples: {2 * 16}" in card.text  # 20 stories, 4 held out with their copies
+    # the base model, a local folder that records no Hub id, and the pairs file by name, never by path
+    assert str(trained.parent) not in card.text and "It is `a local checkpoint`" in card.text
+    assert "- source: pairs.jsonl" in card.text and "gets one corrupted copy:" in card.text
     assert "{{" not in card.text and "{%" not in card.text
 
 
@@ -323,11 +327,13 @@ def test_a_kept_checkpoint_exports_as_the_classifier_the_run_published(trained, 
 )
 def test_bad_numbers_are_refused_before_any_loading(tmp_path, capsys, flags, message):
     argv = ["--dataset", str(tmp_path / "missing.jsonl"), "--output_dir", str(tmp_path / "o")]
-    with pytest.raises(SystemExit) as exit_:  # a usage error, as argparse gives, not a traceback
+    with pytest.raises(SystemExit) as exit_:  # a usage error, exit 2 as argparse gives, not a traceback
         train_union.main([*argv, *flags])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage:") and re.search(message, err)
+    # one line: the Trainer's arguments would make argparse's usage bury the message
+    assert err.count("\n") == 1 and err.startswith(f"{os.path.basename(sys.argv[0])}: error: --")
+    assert re.search(message, err)
     assert not (tmp_path / "o").exists()
 
 

@@ -61,6 +61,13 @@ class FluentOptions:
         unknown = [kind for kind in self.kinds if kind not in KINDS]
         if unknown or not self.kinds or len(set(self.kinds)) != len(self.kinds):
             raise ValueError(f"kinds must be distinct names among {list(KINDS)}, got {list(self.kinds)}")
+        drawn = self.draws * len(self.kinds)  # the most candidates a story gets
+        if self.keep > drawn:
+            raise ValueError(
+                f"--keep {self.keep} is above the {drawn} candidates a story is drawn at most (--draws "
+                f"{self.draws} x {len(self.kinds)} kinds): every candidate would be kept and the filter "
+                f"would do nothing; pass --keep at most {drawn} (below it to filter), or raise --draws."
+            )
 
 
 def split_sentences(text: str, context: str) -> list[str]:

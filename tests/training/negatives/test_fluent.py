@@ -214,6 +214,14 @@ def test_bad_options_are_usage_errors_naming_them(models, corpus_dir, tmp_path, 
         (["--fraction", "1.5"], "--fraction must be in [0, 1], got 1.5"),
         (["--kinds", "splice,rhyme"], "kinds must be distinct names among"),
         (["--keep", "0"], "--keep: must be at least 1"),
+        (
+            ["--keep", "7"],  # above the 2 draws x 3 kinds: the filter would keep every candidate
+            "--keep 7 is above the 6 candidates a story is drawn at most (--draws 2 x 3 kinds)",
+        ),
+        (
+            ["--keep", "3", "--kinds", "prompt_swap"],
+            "--keep 3 is above the 2 candidates a story is drawn",
+        ),
     ):
         with pytest.raises(SystemExit) as stopped:
             fluent_negatives.main([*base, *extra])
