@@ -147,7 +147,7 @@ def test_the_flags_reach_the_scorer(monkeypatch):
         ),
         (
             ["--metric", "gruen", "--max-length", "20"],
-            "--max-length/--long-stories/--rescale are union options",
+            "--max-length/--long-stories/--rescale/--num-workers are union options",
         ),
         (["--metric", "union", "--no-coherence"], "--coherence/--lm-scoring are gruen options"),
         (["--metric", "union", "--chunk-size", "0"], "--chunk-size must be at least 1, got 0"),
