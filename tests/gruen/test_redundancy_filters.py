@@ -113,3 +113,42 @@ def test_edit_distance_below_gives_the_distances_answer(monkeypatch):
 )
 def test_edit_distance_below_at_the_edges(a, b, limit):
     assert edit_distance_below(a, b, limit) == (edit_distance(a, b) < limit)
+
+
+def _myers_edit_distance(a: str, b: str) -> int:
+    """The pure-Python edit distance the library ran before rapidfuzz (Myers' bit-parallel
+    algorithm over Python integers): the slow reference."""
+    if len(a) < len(b):
+        a, b = b, a
+    if not b:
+        return len(a)
+    full, last = (1 << len(a)) - 1, 1 << (len(a) - 1)
+    match: dict[str, int] = {}
+    for i, char in enumerate(a):
+        match[char] = match.get(char, 0) | (1 << i)
+    plus, minus, score = full, 0, len(a)
+    for char in b:
+        eq = match.get(char, 0)
+        xv = eq | minus
+        xh = (((eq & plus) + plus) ^ plus) | eq
+        h_plus = minus | ~(xh | plus)
+        h_minus = plus & xh
+        score += 1 if h_plus & last else -1 if h_minus & last else 0
+        h_plus = ((h_plus << 1) | 1) & full
+        h_minus = (h_minus << 1) & full
+        plus = (h_minus | ~(xv | h_plus)) & full
+        minus = h_plus & xv
+    return score
+
+
+def test_rapidfuzz_gives_todays_flags_on_generated_pairs(monkeypatch):
+    rng = random.Random(11)
+    pairs = list(_pairs())
+    for _ in range(300):  # longer than one 64-bit word, non-ASCII, and edits of every size
+        a = _sentence(rng, rng.randint(1, 40)) + rng.choice(["", " caf\u00e9 \u00fcber", " \u4e2d\u6587"])
+        pairs.append((a, _edited(rng, a, rng.randint(0, len(a)))))
+    fast = [redundancy.redundancy_flags(a, b) for a, b in pairs]
+    assert [edit_distance(a, b) for a, b in pairs] == [_myers_edit_distance(a, b) for a, b in pairs]
+    monkeypatch.setattr(redundancy, "edit_distance", _myers_edit_distance)
+    assert fast == [redundancy.redundancy_flags(a, b) for a, b in pairs]
+    assert len(set(fast)) >= 3, "the pairs must raise several flag counts"
