@@ -8,7 +8,7 @@ comes back in input order with exactly the ids the serial path gives (the same f
 :func:`~story_quality.union.encoding.encode` and
 :func:`~story_quality.union.windows.encode_windows`, run in the worker).
 
-The workers are plain subprocesses (``python -m story_quality.union.preparation``) talking over
+The workers are plain subprocesses (``python -c ...serve_stdio()``, this library first on their\npath) talking over
 their standard input and output, not ``multiprocessing`` children: they never re-import the
 caller's ``__main__`` (a script without a ``if __name__ == "__main__"`` guard works), never fork a
 process that holds torch's or the tokenizer's threads, and may be started from a daemonic process
@@ -52,11 +52,14 @@ class _Worker:
     """One worker process: the tokenizer and normalisation sent once, then one chunk at a time."""
 
     def __init__(self, tokenizer: Any, normalization: StoryNormalization) -> None:
+        # This very library, first on the worker's path (before the working directory's).
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        path = os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        env = {**os.environ, "PYTHONPATH": path, "TOKENIZERS_PARALLELISM": "false"}
+        start = (
+            f"import sys; sys.path.insert(0, {package_root!r}); import {__name__}; {__name__}.serve_stdio()"
+        )
+        env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "story_quality.union.preparation"],
+            [sys.executable, "-c", start],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -184,8 +187,9 @@ def _serve(requests: BinaryIO, answers: BinaryIO, prepare_chunk: Callable[..., E
         answers.flush()
 
 
-if __name__ == "__main__":
-    # Answers go out on the real standard output alone; anything a library prints goes to stderr.
-    _answers = sys.stdout.buffer
+def serve_stdio() -> None:
+    """A worker process's main: chunks from standard input, answers on standard output; anything a
+    library prints goes to standard error."""
+    answers = sys.stdout.buffer
     sys.stdout = sys.stderr
-    _serve(sys.stdin.buffer, _answers)
+    _serve(sys.stdin.buffer, answers)
