@@ -34,6 +34,7 @@ from benchmarks.machine import describe_machine
 from benchmarks.shared_data import shared_data
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+PARTS = ("per-core", "workers", "end-to-end")
 
 # Runs in a child process on the library found first on its path: the serial preparation per domain.
 PER_CORE = r"""
@@ -160,37 +161,61 @@ def parse_args() -> argparse.Namespace:
         "--source", type=pathlib.Path, help="another checkout whose per-core rate is timed too"
     )
     parser.add_argument("--output", type=pathlib.Path, help="also write the figures here as JSON")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=PARTS,
+        default=list(PARTS),
+        help="what to time (default: all); per-core alone keeps to one core",
+    )
     return parser.parse_args()
 
 
 def main() -> None:
     args = parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from story_quality.union.scorer import UnionScorer
-
     stories = load_stories(args.roc, args.wp)
     figures: dict = {"machine": describe_machine(), "stories": {k: len(v) for k, v in stories.items()}}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(stories, handle)
     try:
-        figures["per_core"] = per_core(REPO, handle.name, args)
-        if args.source is not None:
-            figures["per_core_source"] = per_core(args.source.resolve(), handle.name, args)
-            for domain in stories:
-                after, before = figures["per_core"][domain], figures["per_core_source"][domain]
-                figures[f"{domain}_per_core_speedup"] = after["stories_per_s"] / before["stories_per_s"]
-                figures[f"{domain}_same_bytes_as_source"] = after["sha256"] == before["sha256"]
+        if "per-core" in args.parts:
+            per_core_figures(figures, stories, handle.name, args)
     finally:
         os.unlink(handle.name)
-    scorer = UnionScorer(args.checkpoint)
-    one = on_workers(scorer, stories, 1, args.repeat)
-    many = on_workers(scorer, stories, args.workers, args.repeat)
-    figures["workers"] = {"1": one, str(args.workers): many}
-    figures["workers_speedup"] = {domain: many[domain] / one[domain] for domain in stories}
-    figures["end_to_end"] = end_to_end(scorer, stories, args.end_to_end, args.workers, args.device)
+    if "workers" in args.parts or "end-to-end" in args.parts:
+        other_figures(figures, stories, args)
     print(json.dumps(figures, indent=2))
     if args.output:
         args.output.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+def per_core_figures(
+    figures: dict, stories: dict[str, list[str]], stories_file: str, args: argparse.Namespace
+) -> None:
+    """This checkout's per-core rates, and ``--source``'s beside them with the speed-up and whether
+    the two made the same bytes."""
+    figures["per_core"] = per_core(REPO, stories_file, args)
+    if args.source is not None:
+        figures["per_core_source"] = per_core(args.source.resolve(), stories_file, args)
+        for domain in stories:
+            after, before = figures["per_core"][domain], figures["per_core_source"][domain]
+            figures[f"{domain}_per_core_speedup"] = after["stories_per_s"] / before["stories_per_s"]
+            figures[f"{domain}_same_bytes_as_source"] = after["sha256"] == before["sha256"]
+
+
+def other_figures(figures: dict, stories: dict[str, list[str]], args: argparse.Namespace) -> None:
+    """Stories/s on 1 and ``--workers`` workers, and the metric end to end with and without them."""
+    from story_quality.union.scorer import UnionScorer
+
+    scorer = UnionScorer(args.checkpoint)
+    if "workers" in args.parts:
+        one = on_workers(scorer, stories, 1, args.repeat)
+        many = on_workers(scorer, stories, args.workers, args.repeat)
+        figures["workers"] = {"1": one, str(args.workers): many}
+        figures["workers_speedup"] = {domain: many[domain] / one[domain] for domain in stories}
+    if "end-to-end" in args.parts:
+        figures["end_to_end"] = end_to_end(scorer, stories, args.end_to_end, args.workers, args.device)
 
 
 if __name__ == "__main__":
