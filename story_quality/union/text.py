@@ -201,7 +201,19 @@ _TREEBANK_NEEDLES: dict[str, tuple[str, ...]] = {
 }
 # Every contraction rule (CONTRACTIONS2 and 3, case-insensitive) matches one of these words, read
 # with the same flag: without one, they are all skipped.
-_CONTRACTION_WORDS = re.compile(r"cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna|'tis|'twas", re.IGNORECASE)
+_CONTRACTION_LITERALS = (
+    "cannot",
+    "d'ye",
+    "gimme",
+    "gonna",
+    "gotta",
+    "lemme",
+    "more'n",
+    "wanna",
+    "'tis",
+    "'twas",
+)
+_CONTRACTION_WORDS = re.compile("|".join(map(re.escape, _CONTRACTION_LITERALS)), re.IGNORECASE)
 
 
 # A Treebank rule: its pattern, its replacement, and whether a text holds one of its needles.
@@ -237,12 +249,24 @@ def _treebank_steps() -> tuple[list[_Step], list[_Step], list[re.Pattern]]:
 
 
 def _holds_one(needles: tuple[str, ...]) -> Callable[[str], bool]:
-    """Whether a text holds one of ``needles``: ``in`` for one, a compiled alternation for more."""
+    """Whether a text holds one of ``needles``: ``in`` for one, a set of characters for single
+    characters, each in turn otherwise."""
     if len(needles) == 1:
         needle = needles[0]
         return lambda text: needle in text
-    search = re.compile("|".join(map(re.escape, needles))).search
-    return lambda text: search(text) is not None
+    if all(len(needle) == 1 for needle in needles):
+        characters = frozenset(needles)
+        return lambda text: not characters.isdisjoint(text)
+    return lambda text: any(needle in text for needle in needles)
+
+
+def _may_hold_contraction(text: str) -> bool:
+    """Whether ``text`` holds one of the contraction words in any case: for ASCII text its lower case
+    holds one (re's case-insensitive matching of ASCII letters, there), else the search itself."""
+    if text.isascii():
+        lowered = text.lower()
+        return any(word in lowered for word in _CONTRACTION_LITERALS)
+    return _CONTRACTION_WORDS.search(text) is not None
 
 
 def treebank_words(text: str) -> list[str]:
@@ -260,7 +284,7 @@ def treebank_words(text: str) -> list[str]:
     for regexp, substitution, may_match in after:
         if may_match(text):
             text = regexp.sub(substitution, text)
-    if _CONTRACTION_WORDS.search(text):
+    if _may_hold_contraction(text):
         for regexp in contractions:
             text = regexp.sub(r" \1 \2 ", text)
     return text.split()
@@ -452,7 +476,7 @@ class StoryNormalization:
 
     def _words(self, tokens: list[str], lowered: bool = False) -> str:
         if lowered:
-            tokens = [lowercase_name_tag(tok) or tok for tok in tokens]
+            tokens = [(lowercase_name_tag(tok) or tok) if tok.islower() else tok for tok in tokens]
         elif self.replace_names:  # name_tag tags capitalised tokens only
             tokens = [(name_tag(tok) or tok) if tok[:1].isupper() else tok for tok in tokens]
         if self.lowercase:
