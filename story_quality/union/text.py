@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from nltk.tokenize import TreebankWordTokenizer
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktToken
+from nltk.tokenize.punkt import PunktLanguageVars, PunktParameters, PunktSentenceTokenizer, PunktToken
 
 from story_quality.texts import INVISIBLE_CATEGORIES
 
@@ -116,11 +116,11 @@ def plain_typography(text: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _sentence_splitter() -> PunktSentenceTokenizer:
-    """An untrained Punkt model with :data:`ABBREVIATIONS`; its two per-text patterns run on ``re``
+    """An untrained Punkt model with :data:`ABBREVIATIONS`; its three per-text patterns run on ``re``
     (:func:`stdlib_pattern`), kept on this splitter's own language settings, not NLTK's classes."""
     params = PunktParameters()
     params.abbrev_types = set(ABBREVIATIONS)
-    splitter = PunktSentenceTokenizer(params, token_cls=_StdlibPunktToken)
+    splitter = PunktSentenceTokenizer(params, lang_vars=_StdlibPunktLanguage(), token_cls=_StdlibPunktToken)
     language = splitter._lang_vars
     language._re_word_tokenizer = stdlib_pattern(language._word_tokenizer_re())
     language._re_period_context = stdlib_pattern(language.period_context_re())
@@ -151,6 +151,13 @@ def _stdlib_rules(rules: Any) -> Any:
     if isinstance(rules, tuple):
         return (stdlib_pattern(rules[0]), *rules[1:])
     return stdlib_pattern(rules)
+
+
+class _StdlibPunktLanguage(PunktLanguageVars):
+    """NLTK's Punkt language settings, the boundary realignment pattern compiled by ``re``."""
+
+    __slots__ = ()
+    re_boundary_realignment = stdlib_pattern(PunktLanguageVars.re_boundary_realignment)
 
 
 class _StdlibPunktToken(PunktToken):
