@@ -63,7 +63,7 @@ PRIVATE_OPS = ("_linear_pointwise", "_reorder_linear_weight")
 PRIVATE_CPU_CHECKS = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
 # The product fp32_library times: rows, inner width, outputs (a BERT-base projection of a short batch).
 PROBE_SHAPE = (256, 768, 768)
-PROBE_ROUNDS = 3
+PROBE_ROUNDS = 5
 # oneDNN must beat torch's BLAS by this factor before fp32 leaves the BLAS, so that two libraries
 # running alike do not swap places (and signatures) on timing noise.
 PROBE_MARGIN = 1.1
