@@ -371,6 +371,8 @@ def main() -> None:
     gap = max(abs(a - b) for a, b in zip(release["result"], ours["result"], strict=True))
     pll_gap = max(abs(a - b) for a, b in zip(slow_pll["result"], fast_pll["result"], strict=True))
     figures |= {
+        # every clock starts after the process's imports (import_libraries): import evaluate is outside
+        "clock_includes_import_evaluate": False,
         "release_seconds": release["seconds"],
         "release_peak_rss_mib": release["peak_rss_mib"],
         "metric_reference_seconds": ours["seconds"],

@@ -1,9 +1,12 @@
 """The arithmetic a metric scores in: ``fp32`` (the default), ``fp32-onednn`` on a CPU, or ``bf16``
 autocast where the hardware has it.
 
-``fp32-onednn`` is the same fp32 arithmetic with the CPU's linear layers multiplied by oneDNN
-instead of torch's BLAS: about 1.7-2x faster where MKL takes a narrower path than the CPU offers
-(AMD EPYCs with AVX-512), with scores moved by float rounding (:mod:`story_quality.onednn_products`).
+``fp32`` multiplies on a CPU with the faster of torch's BLAS and oneDNN, timed once per process
+(:func:`story_quality.onednn_products.fp32_library`); ``fp32-onednn`` asks for oneDNN by name.
+Both are fp32 arithmetic: the libraries add a product's terms in different orders, so scores
+differ by float rounding (about 1e-7), and the signature names the library that multiplied
+(``fp32``: torch's own products; ``fp32-onednn``: oneDNN's). See
+:mod:`story_quality.onednn_products`.
 
 bf16 autocast runs the matrix products in bfloat16 and keeps the rest (normalisation, softmax,
 the scores) in fp32. It is offered where bf16 products run natively: GPUs with bf16 arithmetic
@@ -36,10 +39,9 @@ def cpu_name() -> str:
 
 def cpu_has_bf16() -> bool:
     """True when this CPU multiplies bf16 natively (AMX tiles or AVX-512 BF16), as torch detects it."""
-    import torch
+    from story_quality.onednn_products import cpu_bf16_kernels
 
-    checks = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
-    return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
+    return cpu_bf16_kernels()
 
 
 def bf16_refusal(device: torch.device) -> str | None:
@@ -61,8 +63,14 @@ def bf16_refusal(device: torch.device) -> str | None:
 
 
 def check_precision(precision: str, device: torch.device) -> str:
-    """``precision`` (already one of :data:`PRECISIONS`) if ``device`` can compute in it, else the error."""
+    """The precision a call computes in: ``precision`` (already one of :data:`PRECISIONS`) if ``device``
+    can compute in it, else the error; ``fp32`` becomes ``fp32-onednn`` where oneDNN is the faster
+    fp32 library on ``device``."""
     reason = None
+    if precision == "fp32":
+        from story_quality.onednn_products import fp32_library
+
+        return "fp32-onednn" if fp32_library(device) == "onednn" else "fp32"
     if precision == "bf16":
         reason = bf16_refusal(device)
     elif precision == "fp32-onednn":

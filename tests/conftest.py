@@ -6,6 +6,9 @@ import os
 for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ[_var] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# precision="fp32" keeps torch's BLAS in tests (subprocesses included), so that a test's bits do not
+# follow a timing; the tests of the timed choice unset it.
+os.environ["STORY_QUALITY_FP32_LIBRARY"] = "torch"
 # Caches (evaluate copies metric scripts there) go to a throw-away folder, not the user's home.
 os.environ["HF_HOME"] = __import__("tempfile").mkdtemp(prefix="hf-home-")
 

@@ -120,6 +120,7 @@ class Union(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.
         long_stories: str | None = None,
         rescale: str | None = None,
         precision: str = "fp32",
+        num_workers: int | None = None,
     ) -> dict:
         result = self.scorer.score(
             predictions,
@@ -129,6 +130,7 @@ class Union(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.
             long_stories=long_stories,
             rescale=rescale,
             precision=precision,
+            num_workers=num_workers,
         )
         return result.as_dict()
 

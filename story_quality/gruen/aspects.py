@@ -92,7 +92,10 @@ class AspectScorer:
     def _focus(lm_model, flat: Sequence[str], texts: Sequence[Sequence[str]]) -> list[float]:
         """Focus per text from the masked LM's input embeddings (bags cut to the model window)."""
         tokenizer = lm_model.tokenizer
-        bags = [content_pieces(ids[: lm_model.window], tokenizer) for ids in encode_words(lm_model, flat)]
+        special = set(tokenizer.all_special_ids)
+        bags = [
+            content_pieces(ids[: lm_model.window], tokenizer, special) for ids in encode_words(lm_model, flat)
+        ]
         embeddings = lm_model.model.get_input_embeddings().weight.detach()
         scores, start = [], 0
         for sentences in texts:

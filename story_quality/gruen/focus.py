@@ -14,10 +14,11 @@ stories; the figures are in the metric card.
 
 from __future__ import annotations
 
+import functools
 import math
 import string
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 import numpy as np
 import pyemd
@@ -28,15 +29,17 @@ FOCUS_THRESHOLD = 0.05
 FOCUS_DISTANCE_SCALE = 0.254  # benchmarks/calibrate_focus.py on ROCStories, all-MiniLM-L6-v2 (see card)
 
 
+@functools.lru_cache(maxsize=65536)
 def is_punctuation(piece: str) -> bool:
     """Word pieces made of punctuation only (``##`` continuation marks ignored) carry no topic."""
     core = piece.removeprefix("##").lstrip("\u2581")
     return bool(core) and all(char in string.punctuation for char in core)
 
 
-def content_pieces(token_ids: Sequence[int], tokenizer) -> list[int]:
-    """The ids of a sentence's pieces that count for focus: no special tokens, no punctuation."""
-    special = set(tokenizer.all_special_ids)
+def content_pieces(token_ids: Sequence[int], tokenizer, special: Set[int] | None = None) -> list[int]:
+    """The ids of a sentence's pieces that count for focus: no special tokens (``special``, else the
+    tokenizer's, looked up again), no punctuation."""
+    special = set(tokenizer.all_special_ids) if special is None else special
     pieces = tokenizer.convert_ids_to_tokens(list(token_ids))
     return [
         i

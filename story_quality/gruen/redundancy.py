@@ -18,9 +18,13 @@ more than 0.8 x the shorter word count of ``a``'s words (repeats counted) occur 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
+from collections import Counter
 from collections.abc import Sequence
+
+from rapidfuzz.distance import Levenshtein
 
 PENALTY_PER_FLAG = -0.1
 CONTAINED_FLAGS = 4
@@ -30,39 +34,13 @@ EDIT_FRACTION = 0.6
 
 
 def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance (unit costs) by Myers' bit-parallel algorithm: O(len(a) * len(b) / word size).
-
-    Each column of the dynamic-programming table is held as bit vectors of vertical +1/-1 steps
-    in Python integers, so one character of ``b`` costs a few integer operations whatever len(a).
+    """Levenshtein distance (unit costs) between the characters of ``a`` and ``b``, by ``rapidfuzz``
+    (compiled; the tests compare it with a pure-Python one).
 
     >>> edit_distance("kitten", "sitting")
     3
     """
-    if len(a) < len(b):
-        a, b = b, a
-    if not b:
-        return len(a)
-    full = (1 << len(a)) - 1
-    last = 1 << (len(a) - 1)
-    match: dict[str, int] = {}
-    for i, char in enumerate(a):
-        match[char] = match.get(char, 0) | (1 << i)
-    plus, minus, score = full, 0, len(a)  # vertical +1 / -1 steps of the current column
-    for char in b:
-        eq = match.get(char, 0)
-        xv = eq | minus
-        xh = (((eq & plus) + plus) ^ plus) | eq
-        h_plus = minus | ~(xh | plus)
-        h_minus = plus & xh
-        if h_plus & last:
-            score += 1
-        elif h_minus & last:
-            score -= 1
-        h_plus = ((h_plus << 1) | 1) & full
-        h_minus = (h_minus << 1) & full
-        plus = (h_minus | ~(xv | h_plus)) & full
-        minus = h_plus & xv
-    return score
+    return Levenshtein.distance(a, b)
 
 
 def edit_distance_below(a: str, b: str, limit: float) -> bool:
@@ -115,27 +93,42 @@ def shares_long_run(a: str | Sequence[str], b: str | Sequence[str]) -> bool:
 
 def redundancy_flags(a: str, b: str) -> int:
     """How many of the release's redundancy rules the sentence pair ``(a, b)`` triggers (0 to 4)."""
-    a, b = a.strip(), b.strip()
-    if a in b or b in a:
+    return _pair_flags(_Sentence.of(a), _Sentence.of(b))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sentence:
+    """What the rules read of a sentence, made once per sentence rather than once per pair: the
+    stripped text, its words, and how often each word occurs."""
+
+    text: str
+    words: list[str]
+    counts: Counter
+
+    @classmethod
+    def of(cls, sentence: str) -> _Sentence:
+        text = sentence.strip()
+        words = text.split()
+        return cls(text, words, Counter(words))
+
+
+def _pair_flags(a: _Sentence, b: _Sentence) -> int:
+    if a.text in b.text or b.text in a.text:
         return CONTAINED_FLAGS
-    a_words, b_words = a.split(), b.split()
-    if max(len(a_words), len(b_words)) < MIN_WORDS:
+    if max(len(a.words), len(b.words)) < MIN_WORDS:
         return 0
-    shorter_words = min(len(a_words), len(b_words))
-    b_vocabulary = set(b_words)
+    shorter_words = min(len(a.words), len(b.words))
+    shared = sum(count for word, count in a.counts.items() if word in b.counts)  # a's words, repeats counted
     return (
-        int(shares_long_run(a, b))
-        + int(shares_long_run(a_words, b_words))
-        + int(edit_distance_below(a, b, EDIT_FRACTION * max(len(a), len(b))))
-        + int(sum(word in b_vocabulary for word in a_words) > SHARED_FRACTION * shorter_words)
+        int(shares_long_run(a.text, b.text))
+        + int(shares_long_run(a.words, b.words))
+        + int(edit_distance_below(a.text, b.text, EDIT_FRACTION * max(len(a.text), len(b.text))))
+        + int(shared > SHARED_FRACTION * shorter_words)
     )
 
 
 def redundancy_score(sentences: Sequence[str]) -> float:
     """``-0.1`` per flag, summed over every pair of the text's sentences (0 = no redundancy)."""
-    flags = sum(
-        redundancy_flags(sentences[i], sentences[j])
-        for i in range(len(sentences))
-        for j in range(i + 1, len(sentences))
-    )
+    read = [_Sentence.of(sentence) for sentence in sentences]
+    flags = sum(_pair_flags(read[i], read[j]) for i in range(len(read)) for j in range(i + 1, len(read)))
     return PENALTY_PER_FLAG * flags + 0.0  # + 0.0 turns -0.0 into 0.0

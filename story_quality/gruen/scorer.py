@@ -125,7 +125,7 @@ class GruenScorer:
                 f"score() takes no {models[0]!r}: the models are the scorer's (GruenScorer(...))."
             )
         checked = GRUEN_OPTIONS.check(options, caller="score()", leave_out=MODEL_OPTIONS)
-        arithmetic.check_precision(checked["precision"], checked["device"])
+        checked["precision"] = arithmetic.check_precision(checked["precision"], checked["device"])
         # Strings only (blank ones score 0); a lone surrogate is not text.
         texts = check_texts(texts, surrogates=False, allow_blank=True)
         split = [text_to_sentences(text if has_word(text) else "") for text in texts]

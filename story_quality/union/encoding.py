@@ -103,3 +103,14 @@ def encode(
         if progress is not None:
             progress(len(rows))
     return Encoded(input_ids=ids, truncated=truncated, max_length=max_length)
+
+
+def append_encoded(joined: Encoded, part: Encoded, start: int) -> None:
+    """Add ``part``, the encodings of the texts from ``start`` on, to ``joined``, shifting its text
+    indices by ``start`` (``joined.story_of`` None: one row per text)."""
+    for row in part.input_ids:
+        joined.input_ids.append(row)
+    joined.truncated.extend(start + i for i in part.truncated)
+    if joined.story_of is not None:
+        story_of = range(len(part.input_ids)) if part.story_of is None else part.story_of
+        joined.story_of.extend(start + story for story in story_of)

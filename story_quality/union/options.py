@@ -7,12 +7,15 @@ metric card's option table all read :data:`UNION_OPTIONS` (see ``story_quality.o
 from __future__ import annotations
 
 import json
+import os
 
 from story_quality.options import DEVICE, PRECISION, Option, OptionSpec
 from story_quality.union.encoding import MIN_WINDOW
 from story_quality.union.human_scale import RESCALES
 
 DEFAULT_BATCH_SIZE = 32
+# Worker processes preparing text on a GPU at most: one core each, one core left to the main process.
+MOST_DEFAULT_WORKERS = 8
 # How a story longer than the window is read (story_quality.union.windows), and the config key
 # under which a checkpoint records the reading it was validated with.
 LONG_STORIES = ("head", "windows")
@@ -71,6 +74,16 @@ UNION_OPTIONS = OptionSpec(
             default_text="None: no percentiles",
         ),
         PRECISION,
+        Option(
+            "num_workers",
+            "count",
+            None,
+            "worker processes that normalise and tokenise the next stories while the model scores "
+            "the ones before (0: the calling process prepares every story first); scores do not depend on it",
+            minimum=0,
+            default_text=f"0 on a CPU (the model uses every core); on a GPU one per core but one, at most "
+            f"{MOST_DEFAULT_WORKERS}",
+        ),
     ),
     loading=(
         Option(
@@ -83,3 +96,17 @@ UNION_OPTIONS = OptionSpec(
         ),
     ),
 )
+
+
+def default_workers(device_type: str, cores: int | None = None) -> int:
+    """``num_workers`` when not given: none on a CPU, where the model's products already use every
+    core; on a GPU one per core but the one the main process drives the GPU with.
+
+    >>> default_workers("cpu", 16), default_workers("cuda", 16), default_workers("cuda", 2), default_workers("cuda", 1)
+    (0, 8, 1, 0)
+    """
+    if device_type == "cpu":
+        return 0
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(0, min(MOST_DEFAULT_WORKERS, cores - 1))

@@ -12,6 +12,7 @@ the signature live here, once.
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import math
 import os
@@ -31,11 +32,12 @@ from story_quality.options import check_window
 from story_quality.signature import Signature, normalization_label
 from story_quality.texts import check_texts, warn_unread_texts
 from story_quality.union.checkpoints import SHIPPED_DEFAULT, is_config_name, resolve_checkpoint
-from story_quality.union.encoding import Encoded, encode
+from story_quality.union.encoding import Encoded, Rows, append_encoded, encode
 from story_quality.union.human_scale import RESCALES, HumanScale, human_scale_for_call
 from story_quality.union.inference import class_probabilities
 from story_quality.union.loading import load_checkpoint, refuse_unscorable
-from story_quality.union.options import UNION_OPTIONS
+from story_quality.union.options import UNION_OPTIONS, default_workers
+from story_quality.union.preparation import PreparationWorkers
 from story_quality.union.text import StoryNormalization
 from story_quality.union.windows import encode_windows, recorded_long_stories, story_means
 from story_quality.warning_origin import user_stacklevel
@@ -87,6 +89,7 @@ class UnionScorer:
         )
         self.normalization = StoryNormalization.from_config(self.model.config)
         self.long_stories = recorded_long_stories(self.model.config)
+        self._workers: PreparationWorkers | None = None
 
     def _model_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
@@ -101,6 +104,11 @@ class UnionScorer:
             "window": model_window(self.tokenizer, self.model.config, window),
             "long_stories": checked["long_stories"] or self.long_stories,
             "precision": arithmetic.check_precision(checked["precision"], checked["device"]),
+            "num_workers": (
+                default_workers(checked["device"].type)
+                if checked["num_workers"] is None
+                else checked["num_workers"]
+            ),
         }
         return Reading({**checked, **resolved})
 
@@ -140,8 +148,53 @@ class UnionScorer:
                 self.tokenizer, texts, reading.window, prepare=self.normalization, progress=bar.update
             )
 
+    def workers(self, count: int) -> PreparationWorkers:
+        """This scorer's text preparation workers, ``count`` of them, kept between calls."""
+        if self._workers is None or self._workers.count != count:
+            if self._workers is not None:
+                self._workers.close()
+            self._workers = PreparationWorkers(self.tokenizer, self.normalization, count)
+        return self._workers
+
+    def _window_scores(self, encoded: Encoded, reading: Reading, batch_bar: bool = True) -> list[float]:
+        """P(human) of each encoded row, in batches of ``reading.batch_size`` sorted by length."""
+        return class_probabilities(
+            self.logits_fn,
+            encoded,
+            label_index=self.label_index,
+            pad_id=self.tokenizer.pad_token_id,
+            batch_size=reading.batch_size,
+            device=reading.device,
+            precision=reading.precision,
+            progress=(lambda batches: progress(batches, desc="UNION", unit="batch")) if batch_bar else None,
+        )
+
+    def _overlapped(self, texts: list[str], reading: Reading) -> tuple[Encoded, list[float]]:
+        """Every text encoded by the workers and its rows scored, chunk by chunk, the model scoring one
+        chunk while the workers prepare the next; the encodings joined in input order."""
+        windows = reading.long_stories == "windows"
+        joined = Encoded(Rows(), [], reading.window, array.array("i") if windows else None)
+        scores: list[float] = []
+        chunks = self.workers(reading.num_workers).chunks(texts, reading.window, reading.long_stories)
+        with progress(total=len(texts), desc="UNION", unit="story") as bar:
+            for start, count, encoded in chunks:
+                scores += self._window_scores(encoded, reading, batch_bar=False)
+                append_encoded(joined, encoded, start)
+                bar.update(count)
+        return joined, scores
+
     def _scores(self, texts: list[str], reading: Reading) -> list[float]:
-        encoded = self._encode(texts, reading)
+        if reading.num_workers and texts:
+            encoded, window_scores = self._overlapped(texts, reading)
+            self._warn(texts, encoded, reading)
+        else:
+            encoded = self._encode(texts, reading)
+            self._warn(texts, encoded, reading)
+            window_scores = self._window_scores(encoded, reading)
+        return story_means(window_scores, encoded, len(texts))
+
+    def _warn(self, texts: list[str], encoded: Encoded, reading: Reading) -> None:
+        """Refuse a text the model cannot read; warn of texts it reads little of, and of truncation."""
         warn_unread_texts(texts, refuse_unscorable(encoded, self.tokenizer))
         if encoded.truncated:
             warnings.warn(
@@ -150,17 +203,6 @@ class UnionScorer:
                 f"(first: predictions[{encoded.truncated[0]}]).",
                 stacklevel=user_stacklevel(),
             )
-        window_scores = class_probabilities(
-            self.logits_fn,
-            encoded,
-            label_index=self.label_index,
-            pad_id=self.tokenizer.pad_token_id,
-            batch_size=reading.batch_size,
-            device=reading.device,
-            precision=reading.precision,
-            progress=lambda batches: progress(batches, desc="UNION", unit="batch"),
-        )
-        return story_means(window_scores, encoded, len(texts))
 
 
 def _with_percentiles(

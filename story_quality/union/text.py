@@ -28,11 +28,11 @@ import hashlib
 import pathlib
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from nltk.tokenize import TreebankWordTokenizer
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+from nltk.tokenize.punkt import PunktLanguageVars, PunktParameters, PunktSentenceTokenizer, PunktToken
 
 from story_quality.texts import INVISIBLE_CATEGORIES
 
@@ -67,6 +67,11 @@ _ANY_CASE_PLACEHOLDER_RE = re.compile(_PLACEHOLDER_RE.pattern, re.IGNORECASE)
 
 
 _KEPT_WHITESPACE = frozenset("\n\t ")
+# str.isprintable() is False for every character of these categories ("Other" and "Separator"), so
+# a printable text holds no invisible character.
+_UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
+if not INVISIBLE_CATEGORIES <= _UNPRINTABLE_CATEGORIES:
+    raise ImportError(f"remove_invisible's shortcut needs {sorted(INVISIBLE_CATEGORIES)} unprintable")
 
 
 def remove_invisible(text: str) -> str:
@@ -78,8 +83,8 @@ def remove_invisible(text: str) -> str:
     >>> remove_invisible("a\u200bb\x07c\nd")
     'a b c\nd'
     """
-    if text.isascii() and text.isprintable():
-        return text
+    if text.isprintable() or text.replace("\n", " ").replace("\t", " ").isprintable():
+        return text  # no character of an invisible category: each is unprintable (_INVISIBLE_UNPRINTABLE)
     return "".join(
         " " if unicodedata.category(c) in INVISIBLE_CATEGORIES and c not in _KEPT_WHITESPACE else c
         for c in text
@@ -111,11 +116,11 @@ def plain_typography(text: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _sentence_splitter() -> PunktSentenceTokenizer:
-    """An untrained Punkt model with :data:`ABBREVIATIONS`; its two per-text patterns run on ``re``
+    """An untrained Punkt model with :data:`ABBREVIATIONS`; its three per-text patterns run on ``re``
     (:func:`stdlib_pattern`), kept on this splitter's own language settings, not NLTK's classes."""
     params = PunktParameters()
     params.abbrev_types = set(ABBREVIATIONS)
-    splitter = PunktSentenceTokenizer(params)
+    splitter = PunktSentenceTokenizer(params, lang_vars=_StdlibPunktLanguage(), token_cls=_StdlibPunktToken)
     language = splitter._lang_vars
     language._re_word_tokenizer = stdlib_pattern(language._word_tokenizer_re())
     language._re_period_context = stdlib_pattern(language.period_context_re())
@@ -148,6 +153,23 @@ def _stdlib_rules(rules: Any) -> Any:
     return stdlib_pattern(rules)
 
 
+class _StdlibPunktLanguage(PunktLanguageVars):
+    """NLTK's Punkt language settings, the boundary realignment pattern compiled by ``re``."""
+
+    __slots__ = ()
+    re_boundary_realignment = stdlib_pattern(PunktLanguageVars.re_boundary_realignment)
+
+
+class _StdlibPunktToken(PunktToken):
+    """NLTK's Punkt token, its four per-token patterns compiled by ``re`` (:func:`stdlib_pattern`):
+    a subclass, so NLTK's own class is left as it is."""
+
+    _RE_ELLIPSIS = stdlib_pattern(PunktToken._RE_ELLIPSIS)
+    _RE_NUMERIC = stdlib_pattern(PunktToken._RE_NUMERIC)
+    _RE_INITIAL = stdlib_pattern(PunktToken._RE_INITIAL)
+    _RE_ALPHA = stdlib_pattern(PunktToken._RE_ALPHA)
+
+
 # The rule tables TreebankWordTokenizer.tokenize reads from ``self``.
 _TREEBANK_RULES = (
     "STARTING_QUOTES", "PUNCTUATION", "PARENS_BRACKETS", "CONVERT_PARENTHESES", "DOUBLE_DASHES",
@@ -162,6 +184,117 @@ def _word_tokenizer() -> TreebankWordTokenizer:
     for name in _TREEBANK_RULES:
         setattr(tokenizer, name, _stdlib_rules(getattr(tokenizer, name)))
     return tokenizer
+
+
+# For each Treebank rule's pattern, strings one of which every match of it holds: a rule none of
+# whose strings is in the text cannot change it, and is skipped (the same words, fewer scans).
+_TREEBANK_NEEDLES: dict[str, tuple[str, ...]] = {
+    r"^\"": ('"',),
+    r"(``)": ("``",),
+    r"([ \(\[{<])(\"|\'{2})": ('"', "''"),
+    r"([:,])([^\d])": (":", ","),
+    r"([:,])$": (":", ","),
+    r"\.\.\.": ("...",),
+    r"[;@#$%&]": tuple(";@#$%&"),
+    r'([^\.])(\.)([\]\)}>"\']*)\s*$': (".",),
+    r"[?!]": ("?", "!"),
+    r"([^'])' ": ("' ",),
+    r"[\]\[\(\)\{\}\<\>]": tuple("[](){}<>"),
+    r"--": ("--",),
+    r"''": ("''",),
+    r'"': ('"',),
+    r"([^' ])('[sS]|'[mM]|'[dD]|') ": ("'",),
+    r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ": ("'",),
+}
+# Every contraction rule (CONTRACTIONS2 and 3, case-insensitive) matches one of these words, read
+# with the same flag: without one, they are all skipped.
+_CONTRACTION_LITERALS = (
+    "cannot",
+    "d'ye",
+    "gimme",
+    "gonna",
+    "gotta",
+    "lemme",
+    "more'n",
+    "wanna",
+    "'tis",
+    "'twas",
+)
+_CONTRACTION_WORDS = re.compile("|".join(map(re.escape, _CONTRACTION_LITERALS)), re.IGNORECASE)
+
+
+# A Treebank rule: its pattern, its replacement, and whether a text holds one of its needles.
+_Step = tuple[re.Pattern, str, Callable[[str], bool]]
+
+
+@functools.lru_cache(maxsize=1)
+def _treebank_steps() -> tuple[list[_Step], list[_Step], list[re.Pattern]]:
+    """The Treebank tokenizer's rules in its order, each with the test of its needles: those before
+    the text is padded with spaces, those after, and the contraction patterns."""
+    tokenizer = _word_tokenizer()
+
+    def with_needles(rules: list[tuple[re.Pattern, str]]) -> list[_Step]:
+        missing = [regexp.pattern for regexp, _ in rules if regexp.pattern not in _TREEBANK_NEEDLES]
+        if missing:
+            raise RuntimeError(f"NLTK's Treebank tokenizer has rules this version does not know: {missing}")
+        return [
+            (regexp, substitution, _holds_one(_TREEBANK_NEEDLES[regexp.pattern]))
+            for regexp, substitution in rules
+        ]
+
+    before = [
+        *tokenizer.STARTING_QUOTES,
+        *tokenizer.PUNCTUATION,
+        tokenizer.PARENS_BRACKETS,
+        tokenizer.DOUBLE_DASHES,
+    ]
+    return (
+        with_needles(before),
+        with_needles(tokenizer.ENDING_QUOTES),
+        [*tokenizer.CONTRACTIONS2, *tokenizer.CONTRACTIONS3],
+    )
+
+
+def _holds_one(needles: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether a text holds one of ``needles``: ``in`` for one, a set of characters for single
+    characters, each in turn otherwise."""
+    if len(needles) == 1:
+        needle = needles[0]
+        return lambda text: needle in text
+    if all(len(needle) == 1 for needle in needles):
+        characters = frozenset(needles)
+        return lambda text: not characters.isdisjoint(text)
+    return lambda text: any(needle in text for needle in needles)
+
+
+def _may_hold_contraction(text: str) -> bool:
+    """Whether ``text`` holds one of the contraction words in any case: for ASCII text its lower case
+    holds one (re's case-insensitive matching of ASCII letters, there), else the search itself."""
+    if text.isascii():
+        lowered = text.lower()
+        return any(word in lowered for word in _CONTRACTION_LITERALS)
+    return _CONTRACTION_WORDS.search(text) is not None
+
+
+def treebank_words(text: str) -> list[str]:
+    """``TreebankWordTokenizer().tokenize(text)``, skipping each rule that cannot match (tests compare
+    the two on generated text).
+
+    >>> treebank_words('He said "I cannot" -- then (gonna) left...')
+    ['He', 'said', '``', 'I', 'can', 'not', "''", '--', 'then', '(', 'gon', 'na', ')', 'left', '...']
+    """
+    before, after, contractions = _treebank_steps()
+    for regexp, substitution, may_match in before:
+        if may_match(text):
+            text = regexp.sub(substitution, text)
+    text = " " + text + " "
+    for regexp, substitution, may_match in after:
+        if may_match(text):
+            text = regexp.sub(substitution, text)
+    if _may_hold_contraction(text):
+        for regexp in contractions:
+            text = regexp.sub(r" \1 \2 ", text)
+    return text.split()
 
 
 def split_sentences(text: str) -> list[str]:
@@ -181,9 +314,11 @@ def tokenize_sentence(sentence: str, any_case_placeholders: bool = False) -> lis
     >>> tokenize_sentence("[male] ran", any_case_placeholders=True)
     ['[MALE]', 'ran']
     """
+    if "[" not in sentence:  # every placeholder starts with one
+        return treebank_words(sentence)
     pattern = _ANY_CASE_PLACEHOLDER_RE if any_case_placeholders else _PLACEHOLDER_RE
     protected = pattern.sub(lambda m: f" {_PROTECT[m.group(0).upper()]} ", sentence)
-    return [_RESTORE.get(tok, tok) for tok in _word_tokenizer().tokenize(protected)]
+    return [_RESTORE.get(tok, tok) for tok in treebank_words(protected)]
 
 
 # Where UNION's own (unpublished) name tagger differs from the census lists, read off the
@@ -348,9 +483,9 @@ class StoryNormalization:
 
     def _words(self, tokens: list[str], lowered: bool = False) -> str:
         if lowered:
-            tokens = [lowercase_name_tag(tok) or tok for tok in tokens]
-        elif self.replace_names:
-            tokens = [name_tag(tok) or tok for tok in tokens]
+            tokens = [(lowercase_name_tag(tok) or tok) if tok.islower() else tok for tok in tokens]
+        elif self.replace_names:  # name_tag tags capitalised tokens only
+            tokens = [(name_tag(tok) or tok) if tok[:1].isupper() else tok for tok in tokens]
         if self.lowercase:
             tokens = [tok if tok in PLACEHOLDERS else tok.lower() for tok in tokens]
         return " ".join(tokens)

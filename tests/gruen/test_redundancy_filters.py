@@ -113,3 +113,78 @@ def test_edit_distance_below_gives_the_distances_answer(monkeypatch):
 )
 def test_edit_distance_below_at_the_edges(a, b, limit):
     assert edit_distance_below(a, b, limit) == (edit_distance(a, b) < limit)
+
+
+def _myers_edit_distance(a: str, b: str) -> int:
+    """The pure-Python edit distance the library ran before rapidfuzz (Myers' bit-parallel
+    algorithm over Python integers): the slow reference."""
+    if len(a) < len(b):
+        a, b = b, a
+    if not b:
+        return len(a)
+    full, last = (1 << len(a)) - 1, 1 << (len(a) - 1)
+    match: dict[str, int] = {}
+    for i, char in enumerate(a):
+        match[char] = match.get(char, 0) | (1 << i)
+    plus, minus, score = full, 0, len(a)
+    for char in b:
+        eq = match.get(char, 0)
+        xv = eq | minus
+        xh = (((eq & plus) + plus) ^ plus) | eq
+        h_plus = minus | ~(xh | plus)
+        h_minus = plus & xh
+        score += 1 if h_plus & last else -1 if h_minus & last else 0
+        h_plus = ((h_plus << 1) | 1) & full
+        h_minus = (h_minus << 1) & full
+        plus = (h_minus | ~(xv | h_plus)) & full
+        minus = h_plus & xv
+    return score
+
+
+def test_rapidfuzz_gives_todays_flags_on_generated_pairs(monkeypatch):
+    rng = random.Random(11)
+    pairs = list(_pairs())
+    for _ in range(300):  # longer than one 64-bit word, non-ASCII, and edits of every size
+        a = _sentence(rng, rng.randint(1, 40)) + rng.choice(["", " caf\u00e9 \u00fcber", " \u4e2d\u6587"])
+        pairs.append((a, _edited(rng, a, rng.randint(0, len(a)))))
+    fast = [redundancy.redundancy_flags(a, b) for a, b in pairs]
+    assert [edit_distance(a, b) for a, b in pairs] == [_myers_edit_distance(a, b) for a, b in pairs]
+    monkeypatch.setattr(redundancy, "edit_distance", _myers_edit_distance)
+    assert fast == [redundancy.redundancy_flags(a, b) for a, b in pairs]
+    assert len(set(fast)) >= 3, "the pairs must raise several flag counts"
+
+
+def _plain_flags(a: str, b: str) -> int:
+    """The release's four rules and its containment rule written out plainly, per pair: the reference."""
+    a, b = a.strip(), b.strip()
+    if a in b or b in a:
+        return 4
+    a_words, b_words = a.split(), b.split()
+    if max(len(a_words), len(b_words)) < 5:
+        return 0
+    shorter_chars, shorter_words = min(len(a), len(b)), min(len(a_words), len(b_words))
+    return (
+        int(longest_common_run(a, b) > SHARED_FRACTION * shorter_chars)
+        + int(longest_common_run(a_words, b_words) > SHARED_FRACTION * shorter_words)
+        + int(_myers_edit_distance(a, b) < EDIT_FRACTION * max(len(a), len(b)))
+        + int(sum(word in set(b_words) for word in a_words) > SHARED_FRACTION * shorter_words)
+    )
+
+
+def test_a_texts_score_is_the_plain_rules_summed_over_its_pairs():
+    rng = random.Random(5)
+    scores = []
+    for _ in range(60):
+        sentences = [_sentence(rng, rng.randint(2, 12)) for _ in range(rng.randint(1, 8))]
+        sentences += [
+            " " + _edited(rng, rng.choice(sentences), rng.randint(0, 6)) for _ in range(rng.randint(0, 4))
+        ]
+        rng.shuffle(sentences)
+        plain = sum(
+            _plain_flags(sentences[i], sentences[j])
+            for i in range(len(sentences))
+            for j in range(i + 1, len(sentences))
+        )
+        scores.append(redundancy.redundancy_score(sentences))
+        assert scores[-1] == -0.1 * plain + 0.0, sentences
+    assert len(set(scores)) > 5

@@ -211,3 +211,66 @@ def test_a_layout_is_dropped_with_its_weight():
     del weight
     gc.collect()
     assert layout() is None
+
+
+@pytest.fixture
+def timed(monkeypatch):
+    """fp32's library chosen by timing (the suite pins it), from the timings a test gives."""
+    monkeypatch.delenv(onednn_products.FP32_LIBRARY_VARIABLE)
+    onednn_products._timed_library.cache_clear()
+    calls: list[int] = []
+
+    def given(seconds: tuple[float, float]) -> None:
+        def probe() -> tuple[float, float]:
+            calls.append(torch.get_num_threads())
+            return seconds
+
+        monkeypatch.setattr(onednn_products, "probe_seconds", probe)
+
+    yield given, calls
+    onednn_products._timed_library.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [((1.0, 0.5), "fp32-onednn"), ((1.0, 0.95), "fp32"), ((0.5, 1.0), "fp32")],
+    ids=["onednn-faster", "within-the-margin", "blas-faster"],
+)
+def test_fp32_takes_onednn_only_where_it_is_clearly_faster(timed, seconds, expected):
+    given, calls = timed
+    given(seconds)
+    assert precision.check_precision("fp32", torch.device("cpu")) == expected
+    assert precision.check_precision("fp32", torch.device("cpu")) == expected
+    assert calls == [torch.get_num_threads()], "timed once per process and thread count"
+    assert precision.check_precision("fp32", torch.device("cuda")) == "fp32"  # a GPU keeps its own
+
+
+def test_the_timing_is_taken_anew_at_another_thread_count(timed):
+    given, calls = timed
+    given((1.0, 0.5))
+    threads = torch.get_num_threads()
+    try:
+        precision.check_precision("fp32", torch.device("cpu"))
+        torch.set_num_threads(1 if threads > 1 else 2)
+        precision.check_precision("fp32", torch.device("cpu"))
+    finally:
+        torch.set_num_threads(threads)
+    assert len(calls) == 2 and calls[0] != calls[1]
+
+
+def test_the_environment_pins_the_library_and_a_wrong_value_is_named(monkeypatch):
+    monkeypatch.setenv(onednn_products.FP32_LIBRARY_VARIABLE, "onednn")
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
+    monkeypatch.setenv(onednn_products.FP32_LIBRARY_VARIABLE, "torch")
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32"
+    monkeypatch.setenv(onednn_products.FP32_LIBRARY_VARIABLE, "mkl")
+    with pytest.raises(
+        ValueError, match=r"STORY_QUALITY_FP32_LIBRARY must be one of \['torch', 'onednn'\], got 'mkl'"
+    ):
+        precision.check_precision("fp32", torch.device("cpu"))
+
+
+def test_the_real_timing_gives_two_positive_times_and_a_library():
+    blas, onednn = onednn_products.probe_seconds()
+    assert 0 < blas < 5 and 0 < onednn < 5
+    assert onednn_products.faster_library(blas, onednn) in onednn_products.FP32_LIBRARIES

@@ -202,7 +202,9 @@ def test_the_cli_refuses_rescale_for_gruen(tmp_path, capsys):
     ]
     with pytest.raises(SystemExit) as exit_status:
         cli.main([*arguments, "--rescale", "human-roc"])
-    assert exit_status.value.code == 2 and "--rescale are union options" in capsys.readouterr().err
+    assert (
+        exit_status.value.code == 2 and "--rescale/--num-workers are union options" in capsys.readouterr().err
+    )
     assert not (tmp_path / "out.jsonl").exists()
 
 

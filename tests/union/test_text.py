@@ -138,3 +138,93 @@ def test_the_stdlib_sentence_splitter_is_nltks_own(text):
     text += " Mr. Smith met Dr. Who at 5 p.m. on Jan. 3. He left... Then?! 'Yes.' (No.) Done"
     assert _sentence_splitter().tokenize(text) == nltk_own.tokenize(text)
     assert type(nltk_own._lang_vars._word_tokenizer_re()).__name__ == "TimedPattern"  # NLTK's untouched
+
+
+def generated_texts(count: int, seed: int = 0) -> list[str]:
+    """Strings rich in what the Treebank and Punkt rules look at: quotes, brackets, colons and
+    commas, dots, contractions in any case (dotless i and the Kelvin sign too), digits, newlines."""
+    import random
+
+    rng = random.Random(seed)
+    pieces = [*"abcdnotgimewaylvrsSMDLT  '\"`:,.;@#$%&?!()[]{}<>-\t\n0123456789\u0130\u0131\u212a\u00e9"]
+    pieces += [
+        "cannot",
+        "d'ye",
+        "gonna",
+        "'tis",
+        "'twas",
+        "wanna ",
+        "n't",
+        "''",
+        "...",
+        "--",
+        "``",
+        "G\u0131MME",
+    ]
+    pieces += [
+        "Gotta",
+        "LEMME",
+        "more'n",
+        " Mr. ",
+        " Dr. ",
+        " p.m. ",
+        " 3. ",
+        " J. ",
+        "[MALE]",
+        "[male]",
+        " 's",
+    ]
+    return ["".join(rng.choices(pieces, k=rng.randint(0, 40))) for _ in range(count)]
+
+
+def test_treebank_words_are_nltks_own_tokens():
+    """Skipping the rules that cannot match changes no token (NLTK's own tokenizer: the reference)."""
+    from nltk.tokenize import TreebankWordTokenizer
+
+    from story_quality.union.text import treebank_words
+
+    nltk_own = TreebankWordTokenizer()
+    for text in TREEBANK_CASES + generated_texts(4000):
+        assert treebank_words(text) == nltk_own.tokenize(text), repr(text)
+
+
+def test_every_treebank_rule_runs_where_its_text_is():
+    """Each rule's needles are a real test: every rule changes some generated text."""
+    from story_quality.union.text import _treebank_steps
+
+    before, after, contractions = _treebank_steps()
+    texts = generated_texts(4000)
+    for regexp, substitution, may_match in before + after:
+        changed = [text for text in texts if regexp.sub(substitution, text) != text]
+        assert changed and all(may_match(text) for text in changed), regexp.pattern
+    assert len(contractions) == 10
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_sentence_splitter_is_nltks_own_on_generated_text(seed):
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+    from story_quality.union.text import ABBREVIATIONS, _sentence_splitter
+
+    params = PunktParameters()
+    params.abbrev_types = set(ABBREVIATIONS)
+    nltk_own = PunktSentenceTokenizer(params)
+    for text in generated_texts(500, seed):
+        assert _sentence_splitter().tokenize(text) == nltk_own.tokenize(text)
+
+
+def test_remove_invisible_is_the_per_character_rule():
+    import random
+    import unicodedata
+
+    from story_quality.texts import INVISIBLE_CATEGORIES
+    from story_quality.union.text import remove_invisible
+
+    rng = random.Random(3)
+    alphabet = "ab \n\t\u00e9\u00a0\u2028\u200b\ufeff\x07\x00\u4e2d\u0301\U0001f600"
+    for _ in range(3000):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 12)))
+        slow = "".join(
+            " " if unicodedata.category(c) in INVISIBLE_CATEGORIES and c not in "\n\t " else c for c in text
+        )
+        assert remove_invisible(text) == slow, repr(text)

@@ -144,3 +144,31 @@ def test_a_scorer_named_by_text_reads_a_folder_by_its_absolute_path(checkpoint, 
     assert named.checkpoint.source == str(checkpoint.resolve())
     assert named.checkpoint.label().startswith(f"{checkpoint.name}@sha256:")
     assert scorer_for("default").checkpoint.config_name
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.filterwarnings("ignore:.*longer than the model.s window")
+def test_fp32_through_onednn_stays_within_1e6_of_the_plain_padded_forward(scorer, monkeypatch, threads):
+    """What exact means: whichever library fp32 takes, every batch size and thread count scores
+    within 1e-6 of the model's own padded fp32 forward through torch's BLAS."""
+    import torch
+
+    from story_quality.batching import pad_batch
+    from story_quality.union.encoding import encode
+
+    stories = STORIES * 3 + [" ".join(STORIES)]
+    encoded = encode(scorer.tokenizer, stories, 48, prepare=scorer.normalization)
+    ids, mask = pad_batch(encoded.input_ids, scorer.tokenizer.pad_token_id, "cpu")
+    with torch.inference_mode():
+        logits = scorer.model(input_ids=ids, attention_mask=mask).logits
+    plain = torch.softmax(logits, dim=-1)[:, scorer.label_index].tolist()
+    monkeypatch.setenv("STORY_QUALITY_FP32_LIBRARY", "onednn")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for batch_size in (1, 2, 5, 32):
+            result = scorer.score(stories, batch_size=batch_size, precision="fp32")
+            assert result.signature.endswith("|fp32-onednn")
+            assert result.scores == pytest.approx(plain, abs=1e-6, rel=0)
+    finally:
+        torch.set_num_threads(previous)
