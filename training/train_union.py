@@ -265,11 +265,6 @@ def check_ranking(model_args: ModelArguments) -> None:
             f"--ranking_loss {kind} with --ranking_weight {weight}: a ranking loss needs a weight above 0, "
             "and a weight needs --ranking_loss margin or bradley_terry."
         )
-    if model_args.distillation_weight + weight > 1:
-        raise ValueError(
-            f"--distillation_weight {model_args.distillation_weight} and --ranking_weight {weight} take "
-            "more than the whole classification loss: their sum must be at most 1."
-        )
 
 
 def parse_run(argv: Sequence[str] | None) -> Run:

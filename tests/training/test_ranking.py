@@ -208,10 +208,6 @@ def test_a_ranking_run_trains_and_records_its_objective(tmp_path):
             ["--ranking_loss", "margin", "--ranking_weight", "nan"],
             r"--ranking_weight must be between 0 and 1",
         ),
-        (
-            ["--ranking_loss", "margin", "--ranking_weight", "0.6", "--distillation_weight", "0.5"],
-            r"--distillation_weight 0\.5 and --ranking_weight 0\.6 take more than the whole",
-        ),
         (["--ranking_loss", "listwise"], r"--ranking_loss/--ranking-loss: invalid choice: 'listwise'"),
         (["--severity_source", "length"], r"--severity_source/--severity-source: invalid choice: 'length'"),
     ],
