@@ -541,6 +541,14 @@ def write_card(
                     if model_args.distillation_weight
                     else {}
                 ),
+                **(
+                    {
+                        "ranking loss (weight; severity from)": f"{model_args.ranking_loss} "
+                        f"({model_args.ranking_weight}; {model_args.severity_source})"
+                    }
+                    if model_args.ranking_weight
+                    else {}
+                ),
                 "max word pieces": model_args.max_length,
                 "placeholder tokens added": ", ".join(added) or "none (already in the vocabulary)",
             },

@@ -187,6 +187,11 @@ def test_a_ranking_run_trains_and_records_its_objective(tmp_path):
         "perturbations",
     )
     assert "--ranking_loss" not in json.loads((tmp_path / "plain" / "run_record.json").read_text())
+    assert (
+        "| ranking loss (weight; severity from) | margin (1.0; perturbations) |"
+        in (tmp_path / "ranked" / "README.md").read_text()
+    )
+    assert "ranking loss" not in (tmp_path / "plain" / "README.md").read_text()
 
 
 @pytest.mark.parametrize(
