@@ -47,6 +47,8 @@ from story_quality.training.union_model import SEVERITY_COLUMN, STORY_COLUMN, TE
 RANKING_LOSSES = ("none", "margin", "bradley_terry")
 SEVERITY_SOURCES = ("perturbations", "kind", "both")
 MARGIN = 1.0
+# Batches' worth of stories sorted by length together where batches are grouped by length.
+LENGTH_CHUNK = 50
 # Severity of a written copy by its one corruption label under "kind" and "both".
 WRITTEN_SEVERITY = {FLUENT: 1, GENERATED: 2, GENERATED_NGRAM: 2}
 EDITED_SEVERITY = 3
@@ -114,9 +116,16 @@ def log_odds(logits: torch.Tensor) -> torch.Tensor:
 
 class StoryBatchSampler(torch.utils.data.Sampler[list[int]]):
     """Batches of whole stories: stories in a seeded random order, each story's rows together, a
-    batch closed when the next story would not fit in ``batch_size`` rows (so some are smaller)."""
+    batch closed when the next story would not fit in ``batch_size`` rows (so some are smaller).
 
-    def __init__(self, stories: Sequence[int], batch_size: int, seed: int) -> None:
+    With ``lengths`` (each row's length), the shuffled stories are taken :data:`LENGTH_CHUNK`
+    batches' worth at a time and sorted by their longest row before packing, and the batches
+    then shuffled: batches of like lengths pad less (``train_sampling_strategy`` ``group_by_length``).
+    """
+
+    def __init__(
+        self, stories: Sequence[int], batch_size: int, seed: int, lengths: Sequence[int] | None = None
+    ) -> None:
         rows: dict[int, list[int]] = {}
         for row, story in enumerate(stories):
             rows.setdefault(story, []).append(row)
@@ -127,6 +136,7 @@ class StoryBatchSampler(torch.utils.data.Sampler[list[int]]):
                 "must share a batch for the ranking loss; raise --per_device_train_batch_size."
             )
         self.groups = [rows[story] for story in sorted(rows)]
+        self.longest = None if lengths is None else [max(lengths[row] for row in g) for g in self.groups]
         self.batch_size, self.seed, self.epoch = batch_size, seed, 0
         self._batches = self._pack()
 
@@ -135,8 +145,17 @@ class StoryBatchSampler(torch.utils.data.Sampler[list[int]]):
         self._batches = self._pack()
 
     def _pack(self) -> list[list[int]]:
+        draw = random.Random(f"{self.seed}:{self.epoch}")
         order = list(range(len(self.groups)))
-        random.Random(f"{self.seed}:{self.epoch}").shuffle(order)
+        draw.shuffle(order)
+        if self.longest is not None:
+            rows_per_group = max(1, round(sum(map(len, self.groups)) / max(1, len(self.groups))))
+            chunk = max(1, LENGTH_CHUNK * self.batch_size // rows_per_group)
+            order = [
+                group
+                for start in range(0, len(order), chunk)
+                for group in sorted(order[start : start + chunk], key=lambda g: -self.longest[g])
+            ]
         batches: list[list[int]] = []
         current: list[int] = []
         for group in order:
@@ -144,7 +163,10 @@ class StoryBatchSampler(torch.utils.data.Sampler[list[int]]):
                 batches.append(current)
                 current = []
             current = current + self.groups[group]
-        return batches + ([current] if current else [])
+        batches += [current] if current else []
+        if self.longest is not None:
+            draw.shuffle(batches)
+        return batches
 
     def __iter__(self) -> Iterator[list[int]]:
         return iter(self._batches)
@@ -168,7 +190,14 @@ class RankingTrainer(DistillationTrainer):
     def get_train_dataloader(self) -> DataLoader:
         if not self.ranking_weight:
             return super().get_train_dataloader()
-        sampler = StoryBatchSampler(self.train_dataset[STORY_COLUMN], self._train_batch_size, self.args.seed)
+        lengths = (
+            [len(ids) for ids in self.train_dataset["input_ids"]]
+            if self.args.train_sampling_strategy == "group_by_length"
+            else None
+        )
+        sampler = StoryBatchSampler(
+            self.train_dataset[STORY_COLUMN], self._train_batch_size, self.args.seed, lengths
+        )
         loader = DataLoader(
             self.train_dataset,
             batch_sampler=sampler,

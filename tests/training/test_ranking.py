@@ -113,6 +113,19 @@ def test_the_sampler_keeps_each_storys_rows_in_one_batch_and_shuffles_by_seed():
         StoryBatchSampler(stories, 3, seed=1)
 
 
+def test_grouped_by_length_the_batches_hold_whole_stories_of_like_lengths():
+    stories = [s for s in range(40) for _ in range(2)]
+    lengths = [10 if s % 2 else 200 for s in stories]
+    batches = list(StoryBatchSampler(stories, batch_size=4, seed=5, lengths=lengths))
+    assert sorted(row for batch in batches for row in batch) == list(range(80))
+    for batch in batches:
+        assert len({stories[row] for row in batch}) == 2  # two whole stories of two rows each
+        assert len({lengths[row] for row in batch}) == 1  # all short or all long
+    plain = list(StoryBatchSampler(stories, batch_size=4, seed=5))
+    assert any(len({lengths[row] for row in batch}) == 2 for batch in plain)
+    assert list(StoryBatchSampler(stories, 4, seed=5, lengths=lengths)) == batches
+
+
 def _features(n_stories: int, copies: int, tmp_path) -> tuple[datasets.Dataset, BertTokenizer]:
     write_pairs(tmp_path / "pairs.jsonl", n_stories)
     rows = datasets.load_dataset("json", data_files=str(tmp_path / "pairs.jsonl"), split="train")
