@@ -140,8 +140,9 @@ def add_corruption_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="NAME=W,...",
         help="technique weights replacing the paper's repetition=0.1,substitution=0.3,reordering=0.4,"
-        "negation=0.2 (left out: 0); partial_repetition is our addition (experimental; did not help, "
-        "see benchmarks/RESULTS.md)",
+        "negation=0.2 (left out: 0); partial_repetition (experimental; did not help, see "
+        "benchmarks/RESULTS.md) and grammar (grammar-breaking edits inside sentences, "
+        "training/negatives/grammar.py) are our additions",
     )
     parser.add_argument(
         "--tagger", choices=["auto", "nltk", "heuristic"], default="auto", help="POS tagger (default: auto)"

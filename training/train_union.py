@@ -39,7 +39,6 @@ from story_quality.evaluation.correlation import METHODS, correlate
 from story_quality.training import run_setup
 from story_quality.training.distillation import (
     TEACHER_COLUMN,
-    DistillationTrainer,
     check_teacher_scores,
     teacher_sha256,
 )
@@ -55,8 +54,11 @@ from story_quality.training.model_cards import (
 from story_quality.training.negatives.build import read_summary
 from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.training.output_folders import check_resumed_run, write_run_record
+from story_quality.training.ranking import RANKING_LOSSES, SEVERITY_SOURCES, RankingTrainer, severities
 from story_quality.training.union_model import (
     DEFAULT_RECONSTRUCTION_WEIGHT,
+    SEVERITY_COLUMN,
+    STORY_COLUMN,
     UnionDataCollator,
     add_placeholder_tokens,
     check_encoder,
@@ -96,6 +98,29 @@ class ModelArguments:
         metadata={
             "help": "w in cls = (1 - w) * CE(label) + w * CE(teacher): the share of the classification "
             "loss taught by the rows' teacher column (training/teacher_scores.py adds it); 0: off."
+        },
+    )
+    ranking_loss: str = field(
+        default="none",
+        metadata={
+            "help": "A pairwise loss between rows of one story ordered by severity (training/ranking.py): "
+            "none, margin or bradley_terry; batches then hold whole stories.",
+            "choices": list(RANKING_LOSSES),
+        },
+    )
+    ranking_weight: float = field(
+        default=0.0,
+        metadata={
+            "help": "w in loss = reconstruction + (1 - w) * classification + w * ranking (1: the ranking "
+            "loss instead of the binary one); needs --ranking_loss."
+        },
+    )
+    severity_source: str = field(
+        default="perturbations",
+        metadata={
+            "help": "Where a copy's severity comes from: perturbations (the number of edits it got), "
+            "kind (fluent < LM or n-gram continuation < edited) or both.",
+            "choices": list(SEVERITY_SOURCES),
         },
     )
 
@@ -220,6 +245,7 @@ def check_run_numbers(model_args: ModelArguments, args: UnionTrainingArguments) 
         raise ValueError(
             f"--distillation_weight must be between 0 and 1 (0: off), got {model_args.distillation_weight}."
         )
+    check_ranking(model_args)
     for flag, value in (
         ("--learning_rate", args.learning_rate),
         ("--num_train_epochs", args.num_train_epochs),
@@ -229,6 +255,18 @@ def check_run_numbers(model_args: ModelArguments, args: UnionTrainingArguments) 
     if args.per_device_train_batch_size < 1:
         raise ValueError(
             f"--per_device_train_batch_size must be >= 1, got {args.per_device_train_batch_size}."
+        )
+
+
+def check_ranking(model_args: ModelArguments) -> None:
+    """Refuse a ranking weight out of range, or one without a ranking loss (or the reverse), by name."""
+    kind, weight = model_args.ranking_loss, model_args.ranking_weight
+    if not 0 <= weight <= 1:  # NaN fails too
+        raise ValueError(f"--ranking_weight must be between 0 and 1 (0: off), got {weight}.")
+    if (kind == "none") != (weight == 0):
+        raise ValueError(
+            f"--ranking_loss {kind} with --ranking_weight {weight}: a ranking loss needs a weight above 0, "
+            "and a weight needs --ranking_loss margin or bradley_terry."
         )
 
 
@@ -302,8 +340,8 @@ def prepare_pairs(run: Run) -> tuple[datasets.Dataset, datasets.Dataset | None]:
             (validation, data_args.validation_dataset or data_args.dataset),
         )
     )
-    if run.model_args.distillation_weight:
-        args.remove_unused_columns = False  # the teacher column is no argument of the model's forward
+    if run.model_args.distillation_weight or run.model_args.ranking_weight:
+        args.remove_unused_columns = False  # teacher, story, severity: no arguments of the model's forward
     if validation is None:
         args.eval_strategy = transformers.IntervalStrategy.NO
     return train, validation
@@ -387,6 +425,15 @@ def run_facts(model_args: ModelArguments, data_args: DataArguments) -> dict[str,
         "--reconstruction_weight": model_args.reconstruction_weight,
         "--normalization": data_args.normalization,
         "--distillation_weight": model_args.distillation_weight,
+        **(
+            {
+                "--ranking_loss": model_args.ranking_loss,
+                "--ranking_weight": model_args.ranking_weight,
+                "--severity_source": model_args.severity_source,
+            }
+            if model_args.ranking_weight
+            else {}
+        ),
     }
 
 
@@ -425,10 +472,17 @@ def train_model(
 
     with args.main_process_first(desc="tokenisation"):
         train_features = tokenise(train, "training pairs")
+        if run.model_args.ranking_weight:  # each row's story and severity, for the ranking loss
+            source = run.model_args.severity_source
+            train_features = train_features.add_column(STORY_COLUMN, list(train[STORY_COLUMN])).add_column(
+                SEVERITY_COLUMN, severities(train, source, data_args.dataset)
+            )
         eval_features = tokenise(validation, "held-out pairs") if validation is not None else None
 
-    trainer = DistillationTrainer(
+    trainer = RankingTrainer(
         distillation_weight=run.model_args.distillation_weight,
+        ranking_loss=run.model_args.ranking_loss,
+        ranking_weight=run.model_args.ranking_weight,
         model=model,
         args=args,
         data_collator=UnionDataCollator(tokenizer),
@@ -501,6 +555,14 @@ def write_card(
                         "distillation weight (share of the loss from the teachers' scores)": model_args.distillation_weight
                     }
                     if model_args.distillation_weight
+                    else {}
+                ),
+                **(
+                    {
+                        "ranking loss (weight; severity from)": f"{model_args.ranking_loss} "
+                        f"({model_args.ranking_weight}; {model_args.severity_source})"
+                    }
+                    if model_args.ranking_weight
                     else {}
                 ),
                 "max word pieces": model_args.max_length,

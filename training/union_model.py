@@ -206,6 +206,9 @@ def reconstruction_labels(original_ids: Sequence[int], input_length: int, contex
 
 # The column of the teachers' mean P(human-written) a distilled run learns from (training/distillation.py).
 TEACHER_COLUMN = "teacher"
+# The story and severity of each row a ranking run learns the order of (training/ranking.py).
+STORY_COLUMN = "story_index"
+SEVERITY_COLUMN = "severity"
 
 
 def encode_union_examples(
@@ -238,13 +241,15 @@ class UnionDataCollator:
     def __call__(self, features: list[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
         targets = [list(f["reconstruction_labels"]) for f in features if "reconstruction_labels" in f]
         teacher = [float(f[TEACHER_COLUMN]) for f in features if TEACHER_COLUMN in f]
-        inputs = [
-            {k: v for k, v in f.items() if k not in ("reconstruction_labels", TEACHER_COLUMN)}
-            for f in features
-        ]
+        ranking = {c: [int(f[c]) for f in features if c in f] for c in (STORY_COLUMN, SEVERITY_COLUMN)}
+        carried = ("reconstruction_labels", TEACHER_COLUMN, STORY_COLUMN, SEVERITY_COLUMN)
+        inputs = [{k: v for k, v in f.items() if k not in carried} for f in features]
         batch = self.tokenizer.pad(inputs, pad_to_multiple_of=self.pad_to_multiple_of, return_tensors="pt")
         if teacher:
             batch[TEACHER_COLUMN] = torch.tensor(teacher, dtype=torch.float32)
+        for column, values in ranking.items():
+            if values:
+                batch[column] = torch.tensor(values, dtype=torch.long)
         if targets:
             width = batch["input_ids"].shape[1]
             batch["reconstruction_labels"] = torch.tensor(

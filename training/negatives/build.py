@@ -29,7 +29,14 @@ from typing import Any
 import datasets
 from datasets.fingerprint import Hasher
 
-from story_quality.training.negatives import corruptions, morphology, negation, pos_heuristic, related_stories
+from story_quality.training.negatives import (
+    corruptions,
+    grammar,
+    morphology,
+    negation,
+    pos_heuristic,
+    related_stories,
+)
 from story_quality.training.negatives import lexicon as lexicon_module
 from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.training.negatives.corruptions import (
@@ -209,6 +216,7 @@ def _code_fingerprint() -> str:
     """Cache key part for the code itself: editing a rule must not reuse an old cached corpus."""
     modules = (
         corruptions,
+        grammar,
         negation,
         related_stories,
         lexicon_module,

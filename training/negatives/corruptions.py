@@ -24,6 +24,10 @@ ROCStories), as in the technique table of the UNION paper (Guan & Huang, EMNLP 2
   :func:`repeat_partially`. ``CorruptionContext.technique_probs`` replaces the paper's
   technique weights (a technique of weight 0 is never drawn, so the paper's weights give
   exactly the paper's draws).
+* grammar (an addition of ours, weight 0 in the paper's recipe): one grammar-breaking edit of
+  :mod:`training.negatives.grammar` (words dropped, doubled, swapped, agreement broken, a
+  degenerate loop) in k ~ U{1..max(1, (L-1)//2)} later sentences, each edit inside its sentence;
+  ``--technique-probs ...,grammar=W`` switches it on.
 
 Negatives written rather than edited (continuations of the story's opening by a story LM,
 :mod:`training.negatives.generated`, or by an n-gram model,
@@ -49,6 +53,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from story_quality.training.negatives import grammar
 from story_quality.training.negatives.fluent import FLUENT
 from story_quality.training.negatives.generated import GENERATED, replace_negatives
 from story_quality.training.negatives.lexicon import Lexicon
@@ -66,6 +71,7 @@ TECHNIQUE_PROBS: dict[str, float] = {
     "negation": 0.2,
 }
 PARTIAL_REPETITION = "partial_repetition"
+GRAMMAR = "grammar"
 SENTENCE_REPETITION_PROB = 0.7
 SENTENCE_SUBSTITUTION_PROB = 0.5
 KEYWORD_FRACTION = 0.15
@@ -362,12 +368,37 @@ def negate_sentences(
     return story, "negation"
 
 
+def break_grammar(
+    story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
+) -> tuple[list[Sentence], str] | None:
+    """One edit of :data:`grammar.EDITS`, drawn for the story, applied to k ~ U{1..max(1, (L-1)//2)}
+    later sentences (in a random order, skipping those it cannot change); labelled ``grammar:EDIT``."""
+    later = list(range(1, len(story)))
+    if not later:
+        return None
+    names = list(grammar.EDITS)
+    name = names[rng.index(len(names))]
+    k = rng.between(1, max(1, len(later) // 2))
+    story = _copy(story)
+    changed = 0
+    for target in rng.sample(later, len(later)):
+        tokens, tags = story[target]
+        result = grammar.EDITS[name](tokens, tags, _word_span(tokens), rng)
+        if result is not None and result[0] != tokens:
+            story[target] = result
+            changed += 1
+            if changed == k:
+                break
+    return (story, f"{GRAMMAR}:{name}") if changed else None
+
+
 TECHNIQUES: dict[str, Technique] = {
     "repetition": repeat,
     "substitution": substitute,
     "reordering": reorder,
     "negation": negate_sentences,
     PARTIAL_REPETITION: repeat_partially,
+    GRAMMAR: break_grammar,
 }
 
 
