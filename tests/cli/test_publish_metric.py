@@ -128,7 +128,7 @@ def test_a_release_no_index_has_is_refused_in_one_line(tmp_path, monkeypatch, ca
     assert publish([*argv, "--package-source", PIN, "--push"]) == 2
     err = capsys.readouterr().err
     assert err == (
-        f"story-quality: error: --package-source {PIN}: no package index pip is set up with has it, so the "
+        f"story-quality publish-metric: error: --package-source {PIN}: no package index pip is set up with has it, so the "
         "Space could not install it; name a wheel file, a source folder, git+https://HOST/REPO@COMMIT_OR_TAG "
         "instead (default: this clone's wheel).\n"
     )
@@ -148,7 +148,7 @@ def test_sources_a_space_could_not_build_from_are_refused(tmp_path, capsys, sour
     assert publish([*argv, "--package-source", source]) == 2
     err = capsys.readouterr().err
     assert (
-        err.startswith(f"story-quality: error: --package-source {source}: {message}") and err.count("\n") == 1
+        err.startswith(f"story-quality publish-metric: error: --package-source {source}: {message}") and err.count("\n") == 1
     )
 
 
