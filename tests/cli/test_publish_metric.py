@@ -148,7 +148,8 @@ def test_sources_a_space_could_not_build_from_are_refused(tmp_path, capsys, sour
     assert publish([*argv, "--package-source", source]) == 2
     err = capsys.readouterr().err
     assert (
-        err.startswith(f"story-quality publish-metric: error: --package-source {source}: {message}") and err.count("\n") == 1
+        err.startswith(f"story-quality publish-metric: error: --package-source {source}: {message}")
+        and err.count("\n") == 1
     )
 
 

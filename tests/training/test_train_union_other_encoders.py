@@ -74,7 +74,8 @@ def test_reconstruction_with_an_encoder_without_bert_head_is_refused_before_read
     mpnet_start, tmp_path
 ):
     args = arguments(mpnet_start, tmp_path / "run", "0.1")
-    args[args.index("--dataset") + 1] = str(tmp_path / "no-such-pairs.jsonl")
+    (tmp_path / "unreadable-pairs.jsonl").write_text("not pairs\n")  # exists, so only reading it would fail
+    args[args.index("--dataset") + 1] = str(tmp_path / "unreadable-pairs.jsonl")
     with pytest.raises(ValueError, match=r"--reconstruction_weight 0\.1 needs a BERT encoder.*'mpnet'"):
         train_union.main(args)
     assert not (tmp_path / "run").exists()
@@ -82,7 +83,8 @@ def test_reconstruction_with_an_encoder_without_bert_head_is_refused_before_read
 
 def test_a_window_beyond_the_positions_mpnet_reads_is_refused_before_reading_pairs(mpnet_start, tmp_path):
     args = arguments(mpnet_start, tmp_path / "run", "0")
-    args[args.index("--dataset") + 1] = str(tmp_path / "no-such-pairs.jsonl")
+    (tmp_path / "unreadable-pairs.jsonl").write_text("not pairs\n")  # exists, so only reading it would fail
+    args[args.index("--dataset") + 1] = str(tmp_path / "unreadable-pairs.jsonl")
     args[args.index("--max_length") + 1] = "65"  # within the 66 declared, past the 64 read
     with pytest.raises(ValueError, match=r"--max_length 65 exceeds the 64 positions of .*pass at most 64"):
         train_union.main(args)

@@ -203,7 +203,8 @@ def test_the_cli_refuses_rescale_for_gruen(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_status:
         cli.main([*arguments, "--rescale", "human-roc"])
     assert (
-        exit_status.value.code == 2 and "--rescale is an option of union, not of gruen" in capsys.readouterr().err
+        exit_status.value.code == 2
+        and "--rescale is an option of union, not of gruen" in capsys.readouterr().err
     )
     assert not (tmp_path / "out.jsonl").exists()
 
