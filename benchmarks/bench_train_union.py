@@ -246,6 +246,9 @@ def record_training(record_path: str, train_argv: Sequence[str]) -> None:
     sys.argv = [str(script), *train_argv]
     try:
         runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as done:  # the script's __main__ ends in sys.exit(status)
+        if done.code not in (0, None):
+            raise
     finally:
         BertForUnionTraining.forward, sys.argv = original, argv
     rank = os.environ.get("RANK", "0")
