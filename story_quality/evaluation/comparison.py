@@ -528,17 +528,8 @@ def compare_files(
 
 
 def check_settings(resamples: int, seed: int, confidence: float) -> None:
-    """``--resamples``, ``--seed`` and ``--confidence`` as the statistics take them, or a usage error."""
-    if not 0 < confidence < 1:
-        raise CompareError(f"--confidence must be between 0 and 1 (0.95 for 95 %), got {confidence}")
-    low = significance.min_resamples(confidence)
-    if not low <= resamples <= significance.MAX_RESAMPLES:
-        raise CompareError(
-            f"--resamples must be from {low} (fewer, and a {confidence:.0%} interval's ends are the extreme "
-            f"resamples) to {significance.MAX_RESAMPLES:,} (more take minutes and change no printed "
-            f"digit), got {resamples}"
-        )
+    """``--resamples``, ``--seed`` and ``--confidence``, or a usage error naming the option."""
     try:
-        significance.check_seed(seed)
+        significance.check_command_settings(resamples, seed, confidence)
     except ValueError as error:
-        raise CompareError(f"--{error}") from None
+        raise CompareError(str(error)) from None

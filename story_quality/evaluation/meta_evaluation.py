@@ -271,18 +271,10 @@ def _notes(design: Design) -> list[str]:
 
 def check_settings(resamples: int, seed: int, confidence: float) -> None:
     """``--resamples``, ``--seed`` and ``--confidence``, or a usage error naming the option."""
-    if not 0 < confidence < 1:
-        raise MetaEvaluationError(f"--confidence must be between 0 and 1 (0.95 for 95 %), got {confidence}")
-    low = significance.min_resamples(confidence)
-    if not low <= resamples <= significance.MAX_RESAMPLES:
-        raise MetaEvaluationError(
-            f"--resamples must be from {low} to {significance.MAX_RESAMPLES:,} for a {confidence:.0%} interval, "
-            f"got {resamples}"
-        )
     try:
-        significance.check_seed(seed)
+        significance.check_command_settings(resamples, seed, confidence)
     except ValueError as error:
-        raise MetaEvaluationError(f"--{error}") from None
+        raise MetaEvaluationError(str(error)) from None
 
 
 def meta_evaluate_files(

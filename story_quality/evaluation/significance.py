@@ -286,3 +286,20 @@ def compare_paired(
     difference, p_bootstrap = paired_bootstrap(a, b, resamples, seed, confidence)
     p_randomization = approximate_randomization(a, b, resamples, seed)
     return PairedTest(len(np.asarray(a)), difference, p_bootstrap, p_randomization)
+
+
+def check_command_settings(resamples: int, seed: int, confidence: float) -> None:
+    """A command's ``--resamples``, ``--seed`` and ``--confidence`` as the statistics take them, or a
+    ValueError naming the option (each command raises it as its own usage error)."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"--confidence must be between 0 and 1 (0.95 for 95 %), got {confidence}")
+    low = min_resamples(confidence)
+    if not low <= resamples <= MAX_RESAMPLES:
+        raise ValueError(
+            f"--resamples must be from {low} (fewer, and a {confidence:.0%} interval's ends are the extreme "
+            f"resamples) to {MAX_RESAMPLES:,} (more take minutes and change no printed digit), got {resamples}"
+        )
+    try:
+        check_seed(seed)
+    except ValueError as error:
+        raise ValueError(f"--{error}") from None
