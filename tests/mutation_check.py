@@ -477,8 +477,8 @@ MUTATIONS = [
     Mutation(
         "compare-seed-unchecked",
         "--seed -1 reaches numpy and ends in a traceback",
-        "story_quality/evaluation/comparison.py",
-        "        significance.check_seed(seed)\n",
+        "story_quality/evaluation/significance.py",
+        "        check_seed(seed)\n",
         "        pass\n",
         ("tests/cli/test_compare.py::test_every_bad_value_is_a_usage_error",),
     ),
