@@ -17,7 +17,7 @@ import pytest
 from gruen_models import save_all
 from tiny_models import save_union_checkpoint
 
-from story_quality import cli, output_files, precision, process_group
+from story_quality import cli, precision, process_group, score_file
 from story_quality.cli import score as score_command
 from story_quality.union.text import ROC_STORIES
 
@@ -337,7 +337,7 @@ def test_an_output_the_command_may_not_write_is_refused_before_any_model_loads_a
 
 def test_an_output_being_written_by_another_run_is_refused_naming_the_lock(tmp_path, checkpoint, capsys):
     source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
-    with output_files.claim_output(output):
+    with score_file.claim_output(output):
         assert run_cli(*union_args(source, output, checkpoint)) == 2
         error = capsys.readouterr().err
     assert f"is being written by process {os.getpid()} (it holds {output}.lock)" in error
@@ -355,7 +355,7 @@ def test_a_folder_that_takes_no_new_file_is_named_before_any_model_loads(
             raise OSError(errno.EROFS, "Read-only file system", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(output_files.os, "open", read_only)
+    monkeypatch.setattr(score_file.claim.os, "open", read_only)
     monkeypatch.setattr(score_command, "load_scorer", lambda *args: pytest.fail("a model was loaded"))
     assert run_cli(*union_args(write_input(tmp_path), tmp_path / "scores.jsonl", checkpoint)) == 2
     assert f"cannot write in {tmp_path} (Read-only file system)" in capsys.readouterr().err
@@ -446,7 +446,7 @@ def test_rows_start_at_their_line_whatever_the_text_holds(tmp_path, checkpoint):
         assert run_cli(*union_args(source, output, checkpoint)) == 0
         rows = read_output(output)
         assert [row["line"] for row in rows] == lines, source.name
-        assert [row["text_hash"] for row in rows] == [output_files.text_hash(t) for t in texts[source]]
+        assert [row["text_hash"] for row in rows] == [score_file.text_hash(t) for t in texts[source]]
 
 
 def test_help_says_how_the_shipped_default_reads_a_long_story(capsys):

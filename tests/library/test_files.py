@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from story_quality import input_files, output_files
+from story_quality import input_files, score_file
 from story_quality.input_files import read_records
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -200,7 +200,7 @@ def test_the_library_imports_nothing_from_training():
     probe = textwrap.dedent(
         """
         import sys
-        import story_quality.cli, story_quality.input_files, story_quality.output_files
+        import story_quality.cli, story_quality.input_files, story_quality.score_file
         print(sorted(m for m in sys.modules if m.startswith(("story_quality.training", "training"))))
         """
     )
@@ -212,26 +212,26 @@ def test_the_library_imports_nothing_from_training():
 
 
 def sealed_file(path: pathlib.Path, count: int = 3) -> pathlib.Path:
-    rows = [{"index": i, "line": i + 1, output_files.TEXT_HASH: output_files.text_hash(f"story {i}"), "score": i / 7}
+    rows = [{"index": i, "line": i + 1, score_file.TEXT_HASH: score_file.text_hash(f"story {i}"), "score": i / 7}
             for i in range(count)]  # fmt: skip
-    path.write_text("".join(output_files.seal(row) for row in rows))
+    path.write_text("".join(score_file.seal(row) for row in rows))
     return path
 
 
 def test_sealed_rows_read_back_and_a_changed_one_is_named(tmp_path):
     path = sealed_file(tmp_path / "out.jsonl")
-    rows = output_files.read_sealed_rows(path)
+    rows = score_file.read_sealed_rows(path)
     assert [row["score"] for row in rows] == [0, 1 / 7, 2 / 7]
     lines = path.read_text().splitlines(keepends=True)
     lines[1] = lines[1].replace(str(1 / 7), "0.5")
     path.write_text("".join(lines))
-    with pytest.raises(output_files.OutputError, match=r"out\.jsonl, line 2: this row was changed"):
-        output_files.read_sealed_rows(path)
+    with pytest.raises(score_file.ScoreFileError, match=r"out\.jsonl, line 2: this row was changed"):
+        score_file.read_sealed_rows(path)
 
 
 def test_seal_refuses_a_number_that_is_not_json():
     with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
-        output_files.seal({"index": 0, "score": float("nan")})
+        score_file.seal({"index": 0, "score": float("nan")})
 
 
 @pytest.mark.parametrize(
@@ -243,16 +243,16 @@ def test_only_the_start_of_a_row_after_sealed_rows_is_dropped(tmp_path, tail, ke
     whole = path.read_bytes()
     path.write_bytes(whole + tail)
     if kept:
-        assert len(output_files.read_sealed_rows(path)) == 3 and path.read_bytes() == whole
+        assert len(score_file.read_sealed_rows(path)) == 3 and path.read_bytes() == whole
     else:
-        with pytest.raises(output_files.OutputError, match="ends with a line this command did not write"):
-            output_files.read_sealed_rows(path)
+        with pytest.raises(score_file.ScoreFileError, match="ends with a line this command did not write"):
+            score_file.read_sealed_rows(path)
         assert path.read_bytes() == whole + tail
 
 
 def identities(count: int) -> list[dict]:
     """What ``score`` expects of the rows of ``sealed_file``'s input (one story a line)."""
-    return [{"index": i, "line": i + 1, output_files.TEXT_HASH: output_files.text_hash(f"story {i}")}
+    return [{"index": i, "line": i + 1, score_file.TEXT_HASH: score_file.text_hash(f"story {i}")}
             for i in range(count)]  # fmt: skip
 
 
@@ -261,10 +261,10 @@ def test_a_file_without_a_sealed_row_is_dropped_only_when_it_opens_as_a_row(tmp_
     path = tmp_path / "out.jsonl"
     path.write_bytes(content)
     if dropped:
-        assert output_files.read_sealed_rows(path, expected=identities(3)) == [] and path.read_bytes() == b""
+        assert score_file.read_sealed_rows(path, expected=identities(3)) == [] and path.read_bytes() == b""
     else:
-        with pytest.raises(output_files.OutputError):
-            output_files.read_sealed_rows(path)
+        with pytest.raises(score_file.ScoreFileError):
+            score_file.read_sealed_rows(path)
         assert path.read_bytes() == content
 
 
@@ -280,23 +280,23 @@ OTHER_FILES = [
 def test_a_one_line_file_that_opens_like_a_row_is_never_truncated(tmp_path, content):
     path = tmp_path / "mydata.jsonl"
     path.write_bytes(content)
-    with pytest.raises(output_files.OutputError, match="ends with a line this command did not write"):
-        output_files.read_sealed_rows(path, expected=identities(3))
+    with pytest.raises(score_file.ScoreFileError, match="ends with a line this command did not write"):
+        score_file.read_sealed_rows(path, expected=identities(3))
     assert path.read_bytes() == content
 
 
 def test_the_cut_short_row_must_be_the_one_due_next(tmp_path):
     path = sealed_file(tmp_path / "out.jsonl", 2)
     whole = path.read_bytes()
-    due = output_files.seal(identities(3)[2] | {"score": 0.25}).encode()
+    due = score_file.seal(identities(3)[2] | {"score": 0.25}).encode()
     for cut in (5, len(due) // 2, len(due) - 2):
         path.write_bytes(whole + due[:cut])
-        assert len(output_files.read_sealed_rows(path, expected=identities(3))) == 2
+        assert len(score_file.read_sealed_rows(path, expected=identities(3))) == 2
         assert path.read_bytes() == whole
-    wrong = output_files.seal(identities(4)[3] | {"score": 0.25}).encode()
+    wrong = score_file.seal(identities(4)[3] | {"score": 0.25}).encode()
     path.write_bytes(whole + wrong[: len(wrong) // 2])
-    with pytest.raises(output_files.OutputError, match="did not write"):
-        output_files.read_sealed_rows(path, expected=identities(3))
+    with pytest.raises(score_file.ScoreFileError, match="did not write"):
+        score_file.read_sealed_rows(path, expected=identities(3))
 
 
 def test_an_output_of_another_input_is_refused_before_its_cut_short_row_is_dropped(tmp_path):
@@ -304,23 +304,23 @@ def test_an_output_of_another_input_is_refused_before_its_cut_short_row_is_dropp
     content = path.read_bytes() + b'{"index": 2, "li'
     path.write_bytes(content)
     other = identities(3)
-    other[1][output_files.TEXT_HASH] = output_files.text_hash("another story")
-    with pytest.raises(output_files.OutputError, match="row 2 is not the output of row 2"):
-        output_files.read_sealed_rows(path, expected=other)
+    other[1][score_file.TEXT_HASH] = score_file.text_hash("another story")
+    with pytest.raises(score_file.ScoreFileError, match="row 2 is not the output of row 2"):
+        score_file.read_sealed_rows(path, expected=other)
     assert path.read_bytes() == content
 
 
 def test_another_input_is_named_by_its_first_differing_row(tmp_path):
-    rows = output_files.read_sealed_rows(sealed_file(tmp_path / "out.jsonl"))
-    expected = [{"index": i, output_files.TEXT_HASH: output_files.text_hash(f"story {i}")} for i in range(4)]
-    output_files.refuse_other_input(rows, expected, tmp_path / "out.jsonl", tmp_path / "in.txt")
-    expected[1][output_files.TEXT_HASH] = output_files.text_hash("another story")
+    rows = score_file.read_sealed_rows(sealed_file(tmp_path / "out.jsonl"))
+    expected = [{"index": i, score_file.TEXT_HASH: score_file.text_hash(f"story {i}")} for i in range(4)]
+    score_file.refuse_other_input(rows, expected, tmp_path / "out.jsonl", tmp_path / "in.txt")
+    expected[1][score_file.TEXT_HASH] = score_file.text_hash("another story")
     with pytest.raises(
-        output_files.OutputError, match=r"row 2 is not the output of row 2 of --input .*in\.txt"
+        score_file.ScoreFileError, match=r"row 2 is not the output of row 2 of --input .*in\.txt"
     ):
-        output_files.refuse_other_input(rows, expected, tmp_path / "out.jsonl", tmp_path / "in.txt")
-    with pytest.raises(output_files.OutputError, match="holds 3 rows but --input .* has 2"):
-        output_files.refuse_other_input(rows, expected[:2], tmp_path / "out.jsonl", tmp_path / "in.txt")
+        score_file.refuse_other_input(rows, expected, tmp_path / "out.jsonl", tmp_path / "in.txt")
+    with pytest.raises(score_file.ScoreFileError, match="holds 3 rows but --input .* has 2"):
+        score_file.refuse_other_input(rows, expected[:2], tmp_path / "out.jsonl", tmp_path / "in.txt")
 
 
 def test_an_output_is_never_an_input_by_path_symbolic_link_or_hard_link(tmp_path):
@@ -328,17 +328,17 @@ def test_an_output_is_never_an_input_by_path_symbolic_link_or_hard_link(tmp_path
     (tmp_path / "sym.jsonl").symlink_to(source)
     os.link(source, tmp_path / "hard.jsonl")
     for output in (source, tmp_path / "." / "in.txt", tmp_path / "sym.jsonl", tmp_path / "hard.jsonl"):
-        with pytest.raises(output_files.OutputError, match="writing it would destroy the input"):
-            output_files.refuse_inputs(output, [source])
-    output_files.refuse_inputs(tmp_path / "new.jsonl", [source])
+        with pytest.raises(score_file.ScoreFileError, match="writing it would destroy the input"):
+            score_file.refuse_inputs(output, [source])
+    score_file.refuse_inputs(tmp_path / "new.jsonl", [source])
 
 
 def test_a_claim_keeps_a_second_run_off_and_leaves_nothing_behind(tmp_path):
     output = tmp_path / "out.jsonl"
-    with output_files.claim_output(output):
+    with score_file.claim_output(output):
         assert (tmp_path / "out.jsonl.lock").read_text().strip() == str(os.getpid())
-        with pytest.raises(output_files.OutputError, match=rf"being written by process {os.getpid()}"):
-            with output_files.claim_output(output):
+        with pytest.raises(score_file.ScoreFileError, match=rf"being written by process {os.getpid()}"):
+            with score_file.claim_output(output):
                 pass
     assert list(tmp_path.iterdir()) == []  # the lock went, and so did the empty output it never wrote
 
@@ -346,22 +346,22 @@ def test_a_claim_keeps_a_second_run_off_and_leaves_nothing_behind(tmp_path):
 def test_a_claim_in_another_process_is_seen_and_released_when_that_process_dies(tmp_path):
     output = tmp_path / "out.jsonl"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import pathlib, sys, time\nfrom story_quality import output_files\n"
-         "with output_files.claim_output(pathlib.Path(sys.argv[1])):\n    print('held', flush=True)\n"
+        [sys.executable, "-c", "import pathlib, sys, time\nfrom story_quality import score_file\n"
+         "with score_file.claim_output(pathlib.Path(sys.argv[1])):\n    print('held', flush=True)\n"
          "    time.sleep(60)", str(output)],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(
-            output_files.OutputError, match=rf"process {holder.pid} \(it holds .*out\.jsonl\.lock\)"
+            score_file.ScoreFileError, match=rf"process {holder.pid} \(it holds .*out\.jsonl\.lock\)"
         ):
-            with output_files.claim_output(output):
+            with score_file.claim_output(output):
                 pass
     finally:
         holder.kill()
         holder.wait()
-    with output_files.claim_output(output):  # killed: its lock file stays, its lock does not
+    with score_file.claim_output(output):  # killed: its lock file stays, its lock does not
         output.write_text(json.dumps({"index": 0}) + "\n")
     assert output.exists() and not (tmp_path / "out.jsonl.lock").exists()
 
@@ -374,20 +374,20 @@ def test_one_lock_per_file_whatever_path_names_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     names = [tmp_path / "link.jsonl", pathlib.Path("out.jsonl"), tmp_path / "sub" / ".." / "out.jsonl"]
     (tmp_path / "sub").mkdir()
-    with output_files.claim_output(output):
-        assert output_files.being_written(output) == f"process {os.getpid()}"
+    with score_file.claim_output(output):
+        assert score_file.being_written(output) == f"process {os.getpid()}"
         for name in [*names, tmp_path / "hard.jsonl"]:
-            with pytest.raises(output_files.OutputError, match="is being written by"):
-                with output_files.claim_output(name):
+            with pytest.raises(score_file.ScoreFileError, match="is being written by"):
+                with score_file.claim_output(name):
                     pass
-        assert output_files.being_written(tmp_path / "hard.jsonl") is not None
-    with output_files.claim_output(tmp_path / "link.jsonl"):  # the lock lies beside the real file
+        assert score_file.being_written(tmp_path / "hard.jsonl") is not None
+    with score_file.claim_output(tmp_path / "link.jsonl"):  # the lock lies beside the real file
         assert (tmp_path / "out.jsonl.lock").exists() and not (tmp_path / "link.jsonl.lock").exists()
         for name in (output, pathlib.Path("out.jsonl")):
-            with pytest.raises(output_files.OutputError, match=rf"being written by process {os.getpid()}"):
-                with output_files.claim_output(name):
+            with pytest.raises(score_file.ScoreFileError, match=rf"being written by process {os.getpid()}"):
+                with score_file.claim_output(name):
                     pass
-    assert output_files.being_written(output) is None
+    assert score_file.being_written(output) is None
     assert sorted(path.name for path in tmp_path.iterdir()) == [
         "hard.jsonl",
         "link.jsonl",
@@ -400,8 +400,8 @@ def test_a_pipe_or_device_is_refused_and_gets_no_lock(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     for output in (fifo, pathlib.Path("/dev/null")):
-        with pytest.raises(output_files.OutputError, match="is not a regular file"):
-            with output_files.claim_output(output):
+        with pytest.raises(score_file.ScoreFileError, match="is not a regular file"):
+            with score_file.claim_output(output):
                 pass
     assert [path.name for path in tmp_path.iterdir()] == ["pipe"] and not pathlib.Path(
         "/dev/null.lock"
