@@ -23,11 +23,21 @@ from story_quality.citations import citation
 
 __all__ = ["METRICS", "__version__", "citation", "metric_path"]
 __version__ = "0.5.0"  # setup.cfg reads it; Space requirements pin it
-METRICS = ("union", "gruen")
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``METRICS``, the metrics' names, read from :mod:`story_quality.registry` when first asked for."""
+    if name == "METRICS":
+        from story_quality.registry import METRICS
+
+        return METRICS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def metric_path(name: str) -> str:
     """The folder of metric ``name`` (``"union"`` or ``"gruen"``), for ``evaluate.load``."""
+    from story_quality.registry import METRICS
+
     if name not in METRICS:
         raise ValueError(f"Unknown metric {name!r}; this package has {', '.join(METRICS)}.")
     from . import metrics

@@ -16,15 +16,15 @@ import sys
 from collections.abc import Sequence
 
 from story_quality import metric_path
-from story_quality.metric_options import option_specs
 from story_quality.options import OptionSpec
+from story_quality.registry import option_specs
 
 TABLE_START = "<!-- options: generated from the option spec by `python -m story_quality.option_tables` -->"
 TABLE_END = "<!-- /options -->"
 
 
 def specs() -> dict[str, OptionSpec]:
-    """Each metric's option spec, by the metric's name (:func:`story_quality.metric_options.option_specs`)."""
+    """Each metric's option spec, by the metric's name (:func:`story_quality.registry.option_specs`)."""
     return option_specs()
 
 

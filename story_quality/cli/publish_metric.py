@@ -28,8 +28,9 @@ import tempfile
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from story_quality import METRICS, __version__, metric_path, score_file
+from story_quality import __version__, metric_path, score_file
 from story_quality.cli.errors import UsageError
+from story_quality.registry import METRICS
 from story_quality.signature import DISTRIBUTION
 
 # The Hub id the cards and app.py name; a Space published elsewhere gets its own id written in.

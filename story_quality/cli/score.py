@@ -27,22 +27,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from story_quality import METRICS, input_files, score_file
+from story_quality import input_files, score_file
 from story_quality.cli.errors import ProcessZeroError, UsageError
-from story_quality.gruen.options import MODEL_OPTIONS
-from story_quality.metric_options import option_specs
 from story_quality.options import add_flags, given_flags, other_metrics_flags
 from story_quality.process_group import leave_process_group, process_group_open
+from story_quality.registry import METRICS, REGISTRY, option_specs
 from story_quality.texts import has_word, is_blank
 
 CHUNK = 512
 # What the flags' help says of a default where the command's differs from compute()'s.
 CLI_DEFAULTS = {"device": "the process's accelerator, else cpu"}
-# The metric's per-text result lists, as the output rows name them.
-ROW_KEYS = {
-    "union": {"scores": "union", "percentiles": "percentile"},
-    "gruen": {key: key for key in ("gruen", "grammaticality", "redundancy", "focus", "coherence")},
-}
 
 
 @dataclass
@@ -93,7 +87,10 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--output, in input order, with its index, line and scores. Rerun to complete a cut-short output.",
     )
     score.add_argument(
-        "--metric", choices=METRICS, required=True, help="union (coherence) or gruen (quality)"
+        "--metric",
+        choices=METRICS,
+        required=True,
+        help=" or ".join(f"{entry.name} ({entry.about})" for entry in REGISTRY.values()),
     )
     score.add_argument(
         "--input", type=pathlib.Path, required=True, help=".txt (one text a line), .jsonl or .csv"
@@ -144,23 +141,16 @@ def load_scorer(args: argparse.Namespace, device: str) -> Callable[[list[str]], 
     import evaluate
 
     evaluate.logging.disable_progress_bar()  # the scorer's own bars: the command shows one
-    spec = option_specs()[args.metric]
-    options = given_flags(args, spec) | {"device": device}
-    if args.metric == "union":
-        from story_quality.union import UnionScorer
-
-        union = UnionScorer(**given_flags(args, spec, loading=True))
-        return lambda texts: union.score(texts, **options).as_dict()
-    from story_quality.gruen import GruenScorer
-
-    models = {name: options.pop(name) for name in MODEL_OPTIONS if name in options}
-    gruen = GruenScorer(**models)
-    return lambda texts: gruen.score(texts, **options).as_dict()
+    entry = REGISTRY[args.metric]
+    options = given_flags(args, entry.options) | {"device": device}
+    building = {name: options.pop(name) for name in entry.scorer_options if name in options}
+    scorer = entry.build_scorer(given_flags(args, entry.options, loading=True) | building)
+    return lambda texts: scorer.score(texts, **options).as_dict()
 
 
 def per_row(metric: str, result: dict[str, Any], count: int) -> list[dict[str, Any]]:
     """The metric's per-text lists as one dict per text."""
-    rename = ROW_KEYS[metric]
+    rename = REGISTRY[metric].row_keys
     lists = {
         rename[key]: value
         for key, value in result.items()

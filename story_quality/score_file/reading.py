@@ -15,12 +15,13 @@ import pathlib
 from typing import Any
 
 from story_quality import input_files
+from story_quality.registry import score_ranges
 from story_quality.score_file.claim import being_written
 from story_quality.score_file.rows import INPUT_ROWS, ROW_HASH, ScoreFileError, row_intact
 from story_quality.signature import Signature, SignatureError
 
 # What a score of each metric's columns can be: anything outside is not that metric's score.
-SCORE_RANGES = {"union": (0.0, 1.0), "gruen": (0.0, 1.0), "percentile": (0.0, 100.0)}
+SCORE_RANGES = score_ranges()
 
 
 def json_rows(path: pathlib.Path) -> list[tuple[int, dict[str, Any]]]:
