@@ -58,7 +58,7 @@ from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path,
 from benchmarks.random_models import gruen_models  # noqa: E402
 from benchmarks.shared_data import ROC_REFERENCE_STORIES  # noqa: E402
 from story_quality import metric_path  # noqa: E402
-from story_quality.onednn_products import onednn_refusal  # noqa: E402
+from story_quality.bert_forward.onednn_products import onednn_refusal  # noqa: E402
 from story_quality.precision import autocast, bf16_refusal  # noqa: E402
 
 
@@ -186,7 +186,7 @@ def one_mask_at_a_time(texts: list[str], models: dict[str, str], device: str = "
 def batched_pll(
     texts: list[str], models: dict[str, str], batch_size: int, device: str = "cpu", precision: str = "fp32"
 ) -> list[float]:
-    from story_quality.checkpoint_reference import CheckpointReference
+    from story_quality.checkpoints.reference import CheckpointReference
     from story_quality.gruen.grammaticality import pll_nll_scores
     from story_quality.gruen.loading import load_model
     from story_quality.gruen.text import text_to_sentences

@@ -5,7 +5,7 @@ Each metric lists its options (``story_quality.union.options.UNION_OPTIONS``,
 runs (:meth:`OptionSpec.check`, with the value checks below), the scorers' keyword arguments
 (:meth:`OptionSpec.keywords`), the metric docstrings' argument lists (:meth:`OptionSpec.args_text`),
 the ``story-quality score`` flags (:func:`add_flags`) and the option tables of the metric cards
-(:mod:`story_quality.option_tables`). Nothing here imports torch: a ``device`` is resolved by
+(:mod:`story_quality.cli.option_tables`). Nothing here imports torch: a ``device`` is resolved by
 :mod:`story_quality.devices` when a call checks one.
 """
 

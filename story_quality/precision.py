@@ -2,11 +2,11 @@
 autocast where the hardware has it.
 
 ``fp32`` multiplies on a CPU with the faster of torch's BLAS and oneDNN, timed once per process
-(:func:`story_quality.onednn_products.fp32_library`); ``fp32-onednn`` asks for oneDNN by name.
+(:func:`story_quality.bert_forward.onednn_products.fp32_library`); ``fp32-onednn`` asks for oneDNN by name.
 Both are fp32 arithmetic: the libraries add a product's terms in different orders, so scores
 differ by float rounding (about 1e-7), and the signature names the library that multiplied
 (``fp32``: torch's own products; ``fp32-onednn``: oneDNN's). See
-:mod:`story_quality.onednn_products`.
+:mod:`story_quality.bert_forward.onednn_products`.
 
 bf16 autocast runs the matrix products in bfloat16 and keeps the rest (normalisation, softmax,
 the scores) in fp32. It is offered where bf16 products run natively: GPUs with bf16 arithmetic
@@ -39,7 +39,7 @@ def cpu_name() -> str:
 
 def cpu_has_bf16() -> bool:
     """True when this CPU multiplies bf16 natively (AMX tiles or AVX-512 BF16), as torch detects it."""
-    from story_quality.onednn_products import cpu_bf16_kernels
+    from story_quality.bert_forward.onednn_products import cpu_bf16_kernels
 
     return cpu_bf16_kernels()
 
@@ -68,13 +68,13 @@ def check_precision(precision: str, device: torch.device) -> str:
     fp32 library on ``device``."""
     reason = None
     if precision == "fp32":
-        from story_quality.onednn_products import fp32_library
+        from story_quality.bert_forward.onednn_products import fp32_library
 
         return "fp32-onednn" if fp32_library(device) == "onednn" else "fp32"
     if precision == "bf16":
         reason = bf16_refusal(device)
     elif precision == "fp32-onednn":
-        from story_quality.onednn_products import onednn_refusal
+        from story_quality.bert_forward.onednn_products import onednn_refusal
 
         reason = onednn_refusal(device)
     if reason is not None:
@@ -88,7 +88,7 @@ def autocast(precision: str, device: torch.device) -> contextlib.AbstractContext
     if precision == "fp32":
         return contextlib.nullcontext()
     if precision == "fp32-onednn":
-        from story_quality.onednn_products import onednn_products
+        from story_quality.bert_forward.onednn_products import onednn_products
 
         return onednn_products()
     import torch

@@ -25,7 +25,7 @@ from torch.nn import functional as F
 from transformers import Trainer
 
 from story_quality.batching import progress
-from story_quality.checkpoint_reference import repeated_checkpoint
+from story_quality.checkpoints.reference import repeated_checkpoint
 from story_quality.model_window import model_window
 from story_quality.training.negatives.build import normalization_of
 from story_quality.training.union_model import TEACHER_COLUMN

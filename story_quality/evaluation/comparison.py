@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from story_quality import score_file
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.evaluation import significance
 from story_quality.signature import Signature
 from story_quality.union import human_scale

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import torch
 
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen.coherence import coherence_scores
 from story_quality.gruen.focus import content_pieces, focus_score
 from story_quality.gruen.grammaticality import (

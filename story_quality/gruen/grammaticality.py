@@ -25,12 +25,12 @@ import torch
 import torch.nn.functional as F
 from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 
-from story_quality import onednn_products
 from story_quality.batching import length_sorted_batches, pad_batch, progress
-from story_quality.exact_products import MIN_ROWS, exact_cpu_product, row_slices
+from story_quality.bert_forward import onednn_products
+from story_quality.bert_forward.exact_products import MIN_ROWS, exact_cpu_product, row_slices
+from story_quality.bert_forward.packed_layers import last_hidden_rows
 from story_quality.gruen.loading import LoadedModel
 from story_quality.gruen.tokenization import encode_single
-from story_quality.packed_bert import last_hidden_rows
 
 COLA_MAX_LENGTH = 128
 # Positions per oneDNN vocabulary product: 16 MB of logits for BERT's vocabulary, read back by
@@ -69,7 +69,7 @@ class LossesAt:
     * the vocabulary product is written column-major (each column aligned), which MKL computes
       as the transposed product, 1.3x-1.6x faster than row-major on 2 cores, and is then copied
       row-major block by block; from :data:`MIN_ROWS` rows on, the bits are the row-major
-      product's (:mod:`story_quality.exact_products`);
+      product's (:mod:`story_quality.bert_forward.exact_products`);
     * the logits go into buffers that all batches reuse and become log-probabilities in place:
       the same ``log_softmax`` kernel, without two fresh tensors of over 100 MB per chunk.
     """
@@ -110,7 +110,7 @@ class LossesAt:
         cols: torch.Tensor,
     ) -> torch.Tensor:
         """The encoder's last states at the positions: a plain BERT's through its packed layers
-        (:mod:`story_quality.packed_bert`), any other encoder through its own forward."""
+        (:mod:`story_quality.bert_forward.packed_layers`), any other encoder through its own forward."""
         if self.bert_layers is None:
             return encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state[rows, cols]
         real = mask.bool()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen.checkpoints import (
     COLA_CHECKPOINT,
     COLA_REVISION,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 
-from story_quality.checkpoint_files import sha256_of
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.files import sha256_of
+from story_quality.checkpoints.reference import CheckpointReference
 
 # Where a checkpoint trained with each corpus preset is pushed (training/union_presets.py); none is
 # published yet, so these are not config names of the metric (resolve_checkpoint refuses them).

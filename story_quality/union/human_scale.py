@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from story_quality.checkpoint_files import sha256_of, weights_sha256
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.files import sha256_of, weights_sha256
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.signature import Signature, SignatureError
 
 RESCALES = {"human-roc": "roc", "human-wp": "wp"}

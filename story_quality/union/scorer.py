@@ -25,8 +25,8 @@ import torch
 
 from story_quality import precision as arithmetic
 from story_quality.batching import progress
-from story_quality.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.bert_forward.classifier import BertClassifierFastPath, supports_fast_path
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.model_window import model_window
 from story_quality.options import check_window
 from story_quality.signature import Signature, normalization_label

@@ -10,7 +10,7 @@ import torch
 from conftest import REPO
 from gruen_models import directory_digest, save_all
 
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen.grammaticality import cola_scores, reference_lm_scores
 from story_quality.gruen.loading import load_model
 from story_quality.gruen.text import text_to_sentences

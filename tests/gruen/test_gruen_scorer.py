@@ -12,7 +12,7 @@ import transformers
 from gruen_models import save_all
 
 from story_quality import metric_path, precision
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen import GruenScorer
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, COLA_REVISION
 

@@ -22,7 +22,7 @@ LOAD_UNION = (
 )
 LOAD_COLA = (
     "import torch; from story_quality.gruen.loading import load_model; "
-    "from story_quality.checkpoint_reference import CheckpointReference; "
+    "from story_quality.checkpoints.reference import CheckpointReference; "
     "load_model('cola', CheckpointReference.parse('someone/cola'), torch.device('cpu'))"
 )
 

@@ -132,7 +132,7 @@ def test_the_evaluation_statistics_stand_below_the_commands_and_the_scorers():
 
 
 TORCH_FREE = ("story_quality.cli", "story_quality.evaluation.comparison", "story_quality.union.options",
-              "story_quality.gruen.options", "story_quality.signature", "story_quality.option_tables",
+              "story_quality.gruen.options", "story_quality.signature", "story_quality.cli.option_tables",
               "story_quality.cli.meta_evaluate", "story_quality.cli.meta_plot",
               "story_quality.evaluation.meta_evaluation")  # fmt: skip
 

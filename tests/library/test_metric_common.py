@@ -46,7 +46,7 @@ def register_intensive_calls_patcher(name: str) -> Callable:
 @register_intensive_calls_patcher("gruen")
 def patch_gruen(module_name: str) -> Iterator[None]:
     """Every model GRUEN asks for (by role) is loaded from a tiny checkpoint folder instead."""
-    from story_quality.checkpoint_reference import CheckpointReference
+    from story_quality.checkpoints.reference import CheckpointReference
     from story_quality.gruen import loading
 
     real_load = loading.load_model

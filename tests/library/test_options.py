@@ -11,7 +11,8 @@ import evaluate
 import numpy
 import pytest
 
-from story_quality import cli, metric_path, option_tables, options
+from story_quality import cli, metric_path, options
+from story_quality.cli import option_tables
 from story_quality.cli import score as score_command
 from story_quality.gruen import GruenScorer
 from story_quality.gruen import scorer as gruen_scorer

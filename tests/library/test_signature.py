@@ -12,8 +12,8 @@ from gruen_models import save_all
 from safetensors.torch import load_file, save_file
 from tiny_models import save_union_checkpoint
 
-from story_quality.checkpoint_files import checkpoint_sha256
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.files import checkpoint_sha256
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.signature import Signature, SignatureError, package_version
 from story_quality.union.text import NAMES_SHA256, ROC_STORIES
 

@@ -1,4 +1,4 @@
-"""The private torch entry points the project calls live in story_quality.onednn_products alone, and
+"""The private torch entry points the project calls live in story_quality.bert_forward.onednn_products alone, and
 each is still where that module calls it: a torch upgrade that moves one fails here, by name,
 instead of silently sending every fp32 product back to torch's BLAS."""
 
@@ -11,7 +11,7 @@ import re
 import pytest
 import torch
 
-from story_quality import onednn_products
+from story_quality.bert_forward import onednn_products
 
 LIBRARY = pathlib.Path(onednn_products.__file__).parent
 X86 = platform.machine().lower() in ("x86_64", "amd64")

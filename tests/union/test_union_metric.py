@@ -15,7 +15,7 @@ import torch
 import transformers
 from tiny_models import save_union_checkpoint
 
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.union.checkpoints import resolve_checkpoint
 from story_quality.union.text import ROC_STORIES, StoryNormalization
 

@@ -17,7 +17,7 @@ import pathlib
 import torch
 import transformers
 
-from story_quality.checkpoint_files import sha256_of
+from story_quality.checkpoints.files import sha256_of
 from story_quality.devices import non_finite_tensor
 from story_quality.options import check_choice
 from story_quality.training.output_folders import (

@@ -10,7 +10,7 @@ import pytest
 from tiny_models import save_union_checkpoint
 
 from benchmarks import dev_split
-from story_quality.checkpoint_files import weights_sha256
+from story_quality.checkpoints.files import weights_sha256
 from story_quality.training.corpora import writing_prompts_text
 from story_quality.training.shipped_assets import human_scale_table
 from story_quality.union.text import ROC_STORIES

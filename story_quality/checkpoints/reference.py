@@ -63,7 +63,7 @@ class CheckpointReference:
         """
         if not self.local:
             return str(self)
-        from story_quality.checkpoint_files import checkpoint_sha256
+        from story_quality.checkpoints.files import checkpoint_sha256
 
         sha = checkpoint_sha256(self.source)
         # A folder named by its path shows its last part; a config name, or a name written with
@@ -98,7 +98,7 @@ def repeated_checkpoint(names: list[str] | tuple[str, ...]) -> tuple[str, str, s
     One model under two names: a folder's real path twice ("run", "run/", "./run", a link to it), two
     folders whose weights have one sha256 (a copy of a run), or a Hub id twice at one revision.
     """
-    from story_quality.checkpoint_files import weights_sha256
+    from story_quality.checkpoints.files import weights_sha256
 
     seen: dict[object, str] = {}
     for name in names:

@@ -16,7 +16,7 @@ asks for oneDNN by name. The signature names the library that multiplied.
 
 The two libraries add up a product's terms in different orders, so scores move by float rounding
 (about 1e-7 on a probability). oneDNN's rows do not depend on how many other rows a product has
-(from 2 rows on) nor on the thread count, so packing a batch (:mod:`story_quality.packed_bert`)
+(from 2 rows on) nor on the thread count, so packing a batch (:mod:`story_quality.bert_forward.packed_layers`)
 stays exact under it. Both were measured on x86 CPUs, so other CPUs refuse it.
 
 oneDNN multiplies by a weight in its own blocked layout. Given a plain weight it lays it out again
@@ -28,7 +28,7 @@ faster. A weight changed in place where torch does not count it (through ``.data
 inference tensor) keeps its old layout: :func:`forget_layouts` drops them.
 
 The private entry points (:data:`PRIVATE_OPS`, :data:`PRIVATE_CPU_CHECKS`, a tensor's ``_base``
-and ``_version``) are used here and nowhere else; ``tests/library/test_onednn_products.py`` fails
+and ``_version``) are used here and nowhere else; ``tests/bert_forward/test_onednn_products.py`` fails
 by name when a torch upgrade moves one.
 """
 

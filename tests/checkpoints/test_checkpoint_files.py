@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 from tiny_models import save_union_checkpoint
 
 from story_quality import metric_path
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen.loading import load_model
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

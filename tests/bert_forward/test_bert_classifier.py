@@ -7,15 +7,15 @@ import torch
 import transformers
 from tiny_models import bert_config
 
-from story_quality import packed_bert
 from story_quality.batching import pad_batch
-from story_quality.bert_classifier_fast_path import (
+from story_quality.bert_forward import packed_layers
+from story_quality.bert_forward.classifier import (
     PACK_MIN_TOKENS,
     BertClassifierFastPath,
     supports_fast_path,
 )
-from story_quality.onednn_products import onednn_refusal
-from story_quality.packed_bert import packs
+from story_quality.bert_forward.onednn_products import onednn_refusal
+from story_quality.bert_forward.packed_layers import packs
 from story_quality.precision import autocast
 
 
@@ -85,9 +85,9 @@ def test_projections_in_slices_keep_the_logits_bit_for_bit(arithmetic, monkeypat
     values included, runs in two slices, in torch's BLAS and in oneDNN alike."""
     if arithmetic == "fp32-onednn" and onednn_refusal(torch.device("cpu")):
         pytest.skip("torch without oneDNN")
-    monkeypatch.setattr(packed_bert, "SLICE_ROWS", 2 * PACK_MIN_TOKENS)
+    monkeypatch.setattr(packed_layers, "SLICE_ROWS", 2 * PACK_MIN_TOKENS)
     rows = story_rows([60, 55, 50, 40, 30])
-    assert len(packed_bert.product_slices(sum(map(len, rows)))) == 2
+    assert len(packed_layers.product_slices(sum(map(len, rows)))) == 2
     torch.manual_seed(2)
     config = bert_config(vocab_size=50, seed_layers=3, num_labels=2, initializer_range=0.5)
     fast = BertClassifierFastPath(transformers.BertForSequenceClassification(config).eval())

@@ -7,10 +7,15 @@ import torch
 import transformers
 from tiny_models import bert_config
 
-from story_quality import packed_bert
 from story_quality.batching import pad_batch
-from story_quality.onednn_products import onednn_refusal
-from story_quality.packed_bert import PACK_MIN_TOKENS, BertLayers, last_hidden_rows, supports_bert_layers
+from story_quality.bert_forward import packed_layers
+from story_quality.bert_forward.onednn_products import onednn_refusal
+from story_quality.bert_forward.packed_layers import (
+    PACK_MIN_TOKENS,
+    BertLayers,
+    last_hidden_rows,
+    supports_bert_layers,
+)
 from story_quality.precision import autocast
 
 
@@ -35,9 +40,9 @@ def test_packed_layers_equal_the_padded_layers_bit_for_bit(lengths, hidden_act, 
     (235 tokens) runs its projections and feed-forward in slices, as a batch of over 1,024 tokens does."""
     if arithmetic == "fp32-onednn" and onednn_refusal(torch.device("cpu")):
         pytest.skip("torch without oneDNN")
-    monkeypatch.setattr(packed_bert, "SLICE_ROWS", 2 * PACK_MIN_TOKENS)
+    monkeypatch.setattr(packed_layers, "SLICE_ROWS", 2 * PACK_MIN_TOKENS)
     if sum(lengths) > 2 * PACK_MIN_TOKENS:
-        assert len(packed_bert.product_slices(sum(lengths))) == 2
+        assert len(packed_layers.product_slices(sum(lengths))) == 2
     layers = BertLayers(encoder(hidden_act))
     input_ids, mask = pad_batch(token_rows(lengths), 0, torch.device("cpu"))
     real = mask.bool()
@@ -92,15 +97,15 @@ def test_only_plain_bert_encoders_take_the_layers(changed):
 
 @pytest.mark.parametrize("rows", [1, 63, 64, 1023, 1024, 1025, 2048, 2049, 3600, 10_000])
 def test_product_slices_cover_the_rows_in_the_fewest_slices_none_too_small(rows):
-    slices = packed_bert.product_slices(rows)
+    slices = packed_layers.product_slices(rows)
     assert [s.start for s in slices[1:]] == [s.stop for s in slices[:-1]]
     assert (slices[0].start, slices[-1].stop) == (0, rows)
     sizes = [s.stop - s.start for s in slices]
-    assert max(sizes) <= packed_bert.SLICE_ROWS
-    assert len(slices) == -(-rows // packed_bert.SLICE_ROWS)
+    assert max(sizes) <= packed_layers.SLICE_ROWS
+    assert len(slices) == -(-rows // packed_layers.SLICE_ROWS)
     assert min(sizes) >= min(rows, PACK_MIN_TOKENS)
 
 
 def test_the_product_slices_are_wide_enough_to_stay_exact():
     """Slices of at least half of SLICE_ROWS: half must not fall under the packing threshold."""
-    assert packed_bert.SLICE_ROWS >= 2 * PACK_MIN_TOKENS
+    assert packed_layers.SLICE_ROWS >= 2 * PACK_MIN_TOKENS

@@ -11,9 +11,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from story_quality import onednn_products, precision
-from story_quality.onednn_products import onednn_active, onednn_linear
-from story_quality.onednn_products import onednn_products as products
+from story_quality import precision
+from story_quality.bert_forward import onednn_products
+from story_quality.bert_forward.onednn_products import onednn_active, onednn_linear
+from story_quality.bert_forward.onednn_products import onednn_products as products
 
 pytestmark = pytest.mark.skipif(
     onednn_products.onednn_refusal(torch.device("cpu")) is not None, reason="torch without oneDNN"

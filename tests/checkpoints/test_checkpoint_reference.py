@@ -8,8 +8,8 @@ import pathlib
 import pytest
 from tiny_models import save_union_checkpoint
 
-from story_quality.checkpoint_files import checkpoint_sha256
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.files import checkpoint_sha256
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.union.checkpoints import CheckpointError, resolve_checkpoint
 
 

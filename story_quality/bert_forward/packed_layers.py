@@ -5,13 +5,13 @@ tokens row after row, without the padding, and only attention sees the padded la
 keys and values are zero and get zero weight). The products and activations write into a few
 buffers reused by every layer: a fresh multi-megabyte tensor per operation costs page faults on
 first touch (the allocator hands large blocks back to the system). Once a product has enough rows
-(:data:`PACK_MIN_TOKENS`, see :mod:`story_quality.exact_products`) each row's result does not
+(:data:`PACK_MIN_TOKENS`, see :mod:`story_quality.bert_forward.exact_products`) each row's result does not
 depend on the other rows and the elementwise operations are the same kernels, so the packed layers
 equal :meth:`BertLayers.padded`'s bit for bit (tests check this).
 
 Query, key and value are projected by one fused matrix product instead of three, in both layouts:
 the results equal the model's own forward to float rounding (about 1e-7; tests compare the two).
-UNION's classifier (:mod:`story_quality.bert_classifier_fast_path`) and GRUEN's masked LM and CoLA
+UNION's classifier (:mod:`story_quality.bert_forward.classifier`) and GRUEN's masked LM and CoLA
 classifier run their BERT encoders through this module.
 """
 
@@ -24,8 +24,8 @@ import torch.nn.functional as F
 import transformers
 from transformers.activations import GELUActivation
 
-from story_quality import onednn_products
-from story_quality.exact_products import MIN_ROWS, row_slices
+from story_quality.bert_forward import onednn_products
+from story_quality.bert_forward.exact_products import MIN_ROWS, row_slices
 
 # The fewest real tokens a batch packs: below it, products round differently by row count.
 PACK_MIN_TOKENS = MIN_ROWS
@@ -129,7 +129,7 @@ def product_into(
     weight: torch.Tensor, bias: torch.Tensor, hidden: torch.Tensor, out: torch.Tensor
 ) -> torch.Tensor:
     """``F.linear(hidden, weight, bias)``: written into ``out`` by the same ``addmm`` ``F.linear``
-    runs, or under :func:`~story_quality.onednn_products.onednn_products` by oneDNN (which writes
+    runs, or under :func:`~story_quality.bert_forward.onednn_products.onednn_products` by oneDNN (which writes
     a fresh tensor)."""
     if onednn_products.routes_to_onednn(hidden, weight, bias):
         return onednn_products.onednn_linear(hidden, weight, bias)

@@ -3,7 +3,7 @@
 A classifier reads only the pooled ``[CLS]`` state (UNION's score, GRUEN's CoLA logit), so the
 last encoder layer needs every token's keys and values but the query, attention output and
 feed-forward of ``[CLS]`` alone: that skips about 10/12 of the last layer (7 % of a 12-layer
-BERT). The other layers run through :class:`story_quality.packed_bert.BertLayers`: query, key and
+BERT). The other layers run through :class:`story_quality.bert_forward.packed_layers.BertLayers`: query, key and
 value fused, and on a CPU in fp32 packed (the batch's real tokens alone, in reused buffers), which
 takes about 0.93 of the padded layout's time for a BERT-base and 0.88 for the shipped MiniLM on 2
 cores, with bit-identical logits. The arithmetic is the same as ``BertForSequenceClassification``
@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 import transformers
 
-from story_quality.packed_bert import (
+from story_quality.bert_forward.packed_layers import (
     PACK_MIN_TOKENS,
     BertLayers,
     packs,

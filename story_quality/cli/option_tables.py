@@ -1,7 +1,7 @@
 """The option tables of the metric cards, generated from each metric's option spec.
 
-    python -m story_quality.option_tables            # rewrites the tables in metrics/*/README.md
-    python -m story_quality.option_tables --check    # exits 1 when a card's table is not the spec's
+    python -m story_quality.cli.option_tables            # rewrites the tables in metrics/*/README.md
+    python -m story_quality.cli.option_tables --check    # exits 1 when a card's table is not the spec's
 
 The specs live with their metrics (``story_quality.union.options``, ``story_quality.gruen.options``)
 and read :mod:`story_quality.options`; this tool reads them all, so nothing the metrics import
@@ -19,7 +19,9 @@ from story_quality import metric_path
 from story_quality.options import OptionSpec
 from story_quality.registry import option_specs
 
-TABLE_START = "<!-- options: generated from the option spec by `python -m story_quality.option_tables` -->"
+TABLE_START = (
+    "<!-- options: generated from the option spec by `python -m story_quality.cli.option_tables` -->"
+)
 TABLE_END = "<!-- /options -->"
 
 
