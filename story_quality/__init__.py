@@ -1,12 +1,10 @@
 """UNION and GRUEN, learned reference-free text-quality metrics, as one installable package.
 
-The library is here: ``story_quality.union`` and ``story_quality.gruen`` (each metric's own
-logic), ``story_quality.evaluation`` (correlation, significance, annotations, comparing systems),
-the ``story-quality`` command (``story_quality.cli``, one module per command) and the modules both
-metrics share (options, texts, devices, signature, checkpoint references and files, batching). The repository's ``metrics/``, ``training/`` and
-``hub_cards/`` folders are mapped under this package by ``package_dir`` in ``setup.cfg``
-(``story_quality.metrics.union`` is ``metrics/union/``), in a wheel and in an editable install
-(``pip install -e .``) alike.
+The library is here, in rooms (``union``, ``gruen``, ``cli``, ``evaluation``, ``score_file``,
+``bert_forward``, ``checkpoints``; ``registry`` lists the metrics) beside the modules both metrics
+share. The repository's ``metrics/``, ``training/`` and ``hub_cards/`` folders are linked into this
+package (``story_quality/metrics`` is a link to ``../metrics``), so a clone, an editable install
+and a wheel hold the same files under the same names (``story_quality.metrics.union``).
 
 Load a metric the same way from anywhere::
 

@@ -19,7 +19,6 @@ machine; with the default subsets it takes a few minutes.
 from __future__ import annotations
 
 import argparse
-import configparser
 import dataclasses
 import os
 import pathlib
@@ -646,26 +645,18 @@ def repository_files(root: pathlib.Path) -> list[str]:
         names = [
             str(path.relative_to(root))
             for path in root.rglob("*")
-            if path.is_file() and not skip & set(path.relative_to(root).parts)
+            if (path.is_file() or path.is_symlink()) and not skip & set(path.relative_to(root).parts)
         ]
-    return sorted(name for name in set(names) if (root / name).is_file())
+    return sorted(name for name in set(names) if (root / name).is_file() or (root / name).is_symlink())
 
 
 def copy_repository(root: pathlib.Path, target: pathlib.Path) -> None:
-    """Copy the tracked files, then link the folders setup.cfg maps under story_quality into the
-    copy's package, so that the copy (on PYTHONPATH) wins over the editable install's mapping."""
+    """Copy the tracked files, the links in story_quality/ to the repository's folders as links, so
+    that the copy (on PYTHONPATH) is the package that runs, whole."""
     for name in repository_files(root):
         destination = target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / name, destination)
-    config = configparser.ConfigParser()
-    config.read(target / "setup.cfg")
-    for line in config["options"]["package_dir"].strip().splitlines():
-        package, folder = (part.strip() for part in line.split("="))
-        if package.count(".") == 1 and package.startswith("story_quality."):
-            link = target / "story_quality" / package.split(".")[1]
-            if not link.exists():
-                link.symlink_to(target / folder, target_is_directory=True)
+        shutil.copy2(root / name, destination, follow_symlinks=False)
 
 
 def check_imports_come_from(copy: pathlib.Path, env: dict[str, str]) -> None:

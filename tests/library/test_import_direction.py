@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-# Where each folder lives once installed: package_dir in setup.cfg maps training/ and metrics/
+# Where each folder lives once installed: story_quality/ links training/, metrics/ and hub_cards/
 # under story_quality; benchmarks/ and experiments/ stay top-level packages of a clone.
 PACKAGE_OF_FOLDER = {
     "story_quality": "story_quality",
