@@ -33,7 +33,7 @@ from benchmarks.shared_data import shared_data
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen.grammaticality import cola_scores, reference_lm_scores
 from story_quality.gruen.loading import LoadedModel, load_model
-from story_quality.gruen.text import text_to_sentences
+from story_quality.gruen.sentences import text_to_sentences
 
 
 def sentences_of(count: int) -> list[str]:

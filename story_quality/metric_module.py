@@ -29,7 +29,7 @@ import torch
 
 from story_quality.options import check_options
 from story_quality.registry import MetricEntry
-from story_quality.texts import check_texts
+from story_quality.text_checks import check_texts
 from story_quality.warning_origin import user_stacklevel
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy
 
-from story_quality.precision import PRECISIONS
+from story_quality.arithmetic import PRECISIONS
 
 
 def check_count(value: Any, name: str, minimum: int = 1) -> int:
@@ -230,7 +230,7 @@ DEVICE = Option(
     "where to run: cpu, cuda, cuda:1 ...",
     default_text="the first GPU, else the CPU",
 )
-# The arithmetic: both metrics take it alike (story_quality.precision).
+# The arithmetic: both metrics take it alike (story_quality.arithmetic).
 PRECISION = Option(
     "precision",
     "choice",

@@ -555,7 +555,7 @@ MUTATIONS = [
         "story_quality/devices.py",
         "            and not torch.isfinite(tensor).all()\n",
         "",
-        ("tests/library/test_texts.py",),
+        ("tests/library/test_text_checks.py",),
     ),
     Mutation(
         "meta-tie-calibration-off",

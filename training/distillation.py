@@ -32,7 +32,7 @@ from story_quality.training.union_model import TEACHER_COLUMN
 from story_quality.union import UnionScorer
 from story_quality.union.encoding import MIN_WINDOW, encode
 from story_quality.union.inference import class_probabilities
-from story_quality.union.text import StoryNormalization
+from story_quality.union.normalization import StoryNormalization
 
 
 def teacher_probabilities(

@@ -9,7 +9,7 @@ from story_quality import metric_module  # From: story-quality-metrics
 from story_quality.gruen import CITATION, GruenScorer, checkpoints  # From: story-quality-metrics
 from story_quality.gruen.options import DEFAULT_BATCH_SIZE, GRUEN_OPTIONS  # From: story-quality-metrics
 from story_quality.registry import REGISTRY  # From: story-quality-metrics
-from story_quality.texts import check_texts  # From: story-quality-metrics
+from story_quality.text_checks import check_texts  # From: story-quality-metrics
 
 _DESCRIPTION = """\
 GRUEN scores the linguistic quality of a text without any reference: grammaticality (a

@@ -1,7 +1,7 @@
 """When a CPU's fp32 matrix product may be laid out differently without changing one bit.
 
 MKL multiplies matrices of fewer than 12 rows with other kernels than the blocked one, and those
-round differently (measured on an AVX2 AMD EPYC, inner widths 32 to 768). From 12 rows on, each
+round differently (measured for inner widths 32 to 768). From 12 rows on, each
 row's result does not depend on how many other rows the product has, and writing the product
 column-major (the same product computed as its transpose) gives the same bits. Both of the exact
 rearrangements the metrics use, the packed BERT layers and GRUEN's column-major LM head, therefore

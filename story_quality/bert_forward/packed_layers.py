@@ -32,10 +32,9 @@ PACK_MIN_TOKENS = MIN_ROWS
 # The most rows a packed layer's wide products take at a time: the fused query/key/value projection
 # and the feed-forward. The feed-forward's middle, rows x 4d, is written and read back at once: for
 # BERT-base at 1,024 rows 12 MB, which stays in a server CPU's last-level cache, where a whole
-# batch's (3,600 ROC tokens: 44 MB) goes out to memory. On the AMD EPYC with AVX-512 that took the
-# feed-forward from 384 to 442 GFLOP/s in oneDNN, 205 to 213 in MKL. oneDNN writes each product
-# into a fresh tensor, and one over 32 MB (a whole batch's projection: 33 MB) is mapped from the
-# system anew every time, page by page: in slices the projection went from 380 to 483 GFLOP/s.
+# batch's (3,600 ROC tokens: 44 MB) goes out to memory. oneDNN writes each product into a fresh
+# tensor, and one over 32 MB (a whole batch's projection: 33 MB) is mapped from the system anew
+# every time, page by page; slices avoid both (the speeds: benchmarks/log/2026-11-28-onednn-fp32.md).
 SLICE_ROWS = 1024
 
 

@@ -32,7 +32,7 @@ from story_quality.cli.errors import ProcessZeroError, UsageError
 from story_quality.options import add_flags, given_flags, other_metrics_flags
 from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.registry import METRICS, REGISTRY, option_specs
-from story_quality.texts import has_word, is_blank
+from story_quality.text_checks import has_word, is_blank
 
 CHUNK = 512
 # What the flags' help says of a default where the command's differs from compute()'s.

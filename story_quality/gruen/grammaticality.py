@@ -36,7 +36,7 @@ COLA_MAX_LENGTH = 128
 # Positions per oneDNN vocabulary product: 16 MB of logits for BERT's vocabulary, read back by
 # log_softmax from the cache. oneDNN writes each piece's logits into fresh memory; at 256 positions
 # (31 MB) glibc often mapped it from the system anew, page by page, and a fifth of the pieces took
-# nearly three times as long: on the AMD EPYC the head went from 319 to 394 GFLOP/s at 128.
+# nearly three times as long (the speeds: benchmarks/log/2026-11-28-onednn-fp32.md).
 ONEDNN_HEAD_POSITIONS = 128
 HEAD_CHUNK = 1024  # positions per LM-head call: bounds the (positions x vocabulary) logits in memory
 COPY_BLOCK = 256  # vocabulary columns per block when copied row-major (1.5x-3x faster than whole)
@@ -160,9 +160,8 @@ def _onednn_losses(
 ) -> torch.Tensor:
     """``F.cross_entropy(head(part))`` bit for bit under ``precision="fp32-onednn"``, in pieces of
     at most :data:`ONEDNN_HEAD_POSITIONS` positions whose logits oneDNN writes fresh and
-    ``log_softmax`` turns into log-probabilities in place while they are in the cache: 1.5x the
-    speed of the whole chunk's cross-entropy on the AMD EPYC with AVX-512 (1,024 positions, BERT's
-    vocabulary)."""
+    ``log_softmax`` turns into log-probabilities in place while they are in the cache, faster than
+    the whole chunk's cross-entropy (benchmarks/log/2026-11-28-onednn-fp32.md)."""
     states = transform(part)
     losses = []
     for rows in row_slices(len(states), ONEDNN_HEAD_POSITIONS):

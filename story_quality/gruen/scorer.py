@@ -19,14 +19,14 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from story_quality import precision as arithmetic
+from story_quality import arithmetic
 from story_quality.gruen.aspects import AspectScorer
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT
 from story_quality.gruen.loading import ModelCache
 from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS, GruenModels
-from story_quality.gruen.text import text_to_sentences
+from story_quality.gruen.sentences import text_to_sentences
 from story_quality.signature import Signature
-from story_quality.texts import check_texts, has_word, unknown_shares, warn_unread_texts
+from story_quality.text_checks import check_texts, has_word, unknown_shares, warn_unread_texts
 
 
 @dataclasses.dataclass(frozen=True)

@@ -28,7 +28,7 @@ SHIPPED_DEFAULT_PACKAGE = "story_quality.metrics.union"
 SHIPPED_DEFAULT_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped default's MANIFEST, which lists the sha256 of every other file in it.
-SHIPPED_DEFAULT_MANIFEST_SHA256 = "08f651d12db8997f9636d09bd386583f965548cb6bfea4015a35eb4edd141734"
+SHIPPED_DEFAULT_MANIFEST_SHA256 = "d9f07ca93314b05ca71a0d1f6cc23065126319a1843ddb6c3b1a0f1443be4b4b"
 
 
 class CheckpointError(OSError):

@@ -122,7 +122,7 @@ def raw_reading(signature: str | Signature) -> tuple[str, ...]:
     >>> raw_reading("union|v1|checkpoint:default@sha256:ab|window:256|fp32|human-roc:sha256:cd")
     ('union', 'checkpoint:default@sha256:ab', 'window:256')
     """
-    return Signature.parse(signature).without(*RESCALES).reading()
+    return Signature.parse(signature).without(*RESCALES).scoring_parts()
 
 
 @functools.lru_cache(maxsize=8)

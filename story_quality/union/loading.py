@@ -13,7 +13,7 @@ from story_quality.checkpoints.files import CHECKPOINT_LAYOUT, local_checkpoint_
 from story_quality.checkpoints.hub_reach import hub_lookup_options
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.devices import non_finite_tensor
-from story_quality.texts import unknown_share
+from story_quality.text_checks import unknown_share
 from story_quality.union.checkpoints import CheckpointError, alternative_hint
 
 # A UNION checkpoint's class names by index, as training/train_union.py writes them (DESIGN principle 1).

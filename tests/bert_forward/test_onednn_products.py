@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from story_quality import precision
+from story_quality import arithmetic
 from story_quality.bert_forward import onednn_products
 from story_quality.bert_forward.onednn_products import onednn_active, onednn_linear
 from story_quality.bert_forward.onednn_products import onednn_products as products
@@ -128,20 +128,20 @@ def test_it_is_refused_off_the_cpu_and_without_onednn_by_name(monkeypatch):
     with pytest.raises(
         ValueError, match=r'precision="fp32-onednn" is refused: .* not cuda\. Use precision="fp32"'
     ):
-        precision.check_precision("fp32-onednn", torch.device("cuda"))
-    assert precision.check_precision("fp32-onednn", torch.device("cpu")) == "fp32-onednn"
+        arithmetic.check_precision("fp32-onednn", torch.device("cuda"))
+    assert arithmetic.check_precision("fp32-onednn", torch.device("cpu")) == "fp32-onednn"
     monkeypatch.setattr(torch.backends.mkldnn, "is_available", lambda: False)
     with pytest.raises(ValueError, match="has no oneDNN linear layer"):
-        precision.check_precision("fp32-onednn", torch.device("cpu"))
+        arithmetic.check_precision("fp32-onednn", torch.device("cpu"))
     monkeypatch.setattr(onednn_products.platform, "machine", lambda: "aarch64")
     with pytest.raises(ValueError, match="measured on x86 CPUs only, not on aarch64"):
-        precision.check_precision("fp32-onednn", torch.device("cpu"))
+        arithmetic.check_precision("fp32-onednn", torch.device("cpu"))
 
 
 def test_the_precision_context_is_the_onednn_one():
-    with precision.autocast("fp32-onednn", torch.device("cpu")):
+    with arithmetic.autocast("fp32-onednn", torch.device("cpu")):
         assert onednn_active()
-    with precision.autocast("fp32", torch.device("cpu")):
+    with arithmetic.autocast("fp32", torch.device("cpu")):
         assert not onednn_active()
 
 
@@ -247,10 +247,10 @@ def timed(monkeypatch):
 def test_fp32_takes_onednn_only_where_it_is_clearly_faster(timed, seconds, expected):
     given, calls = timed
     given(seconds)
-    assert precision.check_precision("fp32", torch.device("cpu")) == expected
-    assert precision.check_precision("fp32", torch.device("cpu")) == expected
+    assert arithmetic.check_precision("fp32", torch.device("cpu")) == expected
+    assert arithmetic.check_precision("fp32", torch.device("cpu")) == expected
     assert calls == [torch.get_num_threads()], "timed once per process and thread count"
-    assert precision.check_precision("fp32", torch.device("cuda")) == "fp32"  # a GPU keeps its own
+    assert arithmetic.check_precision("fp32", torch.device("cuda")) == "fp32"  # a GPU keeps its own
 
 
 def test_the_timing_is_taken_anew_at_another_thread_count(timed):
@@ -258,9 +258,9 @@ def test_the_timing_is_taken_anew_at_another_thread_count(timed):
     given((1.0, 0.5))
     threads = torch.get_num_threads()
     try:
-        precision.check_precision("fp32", torch.device("cpu"))
+        arithmetic.check_precision("fp32", torch.device("cpu"))
         torch.set_num_threads(1 if threads > 1 else 2)
-        precision.check_precision("fp32", torch.device("cpu"))
+        arithmetic.check_precision("fp32", torch.device("cpu"))
     finally:
         torch.set_num_threads(threads)
     assert len(calls) == 2 and calls[0] != calls[1]
@@ -268,14 +268,14 @@ def test_the_timing_is_taken_anew_at_another_thread_count(timed):
 
 def test_the_environment_pins_the_library_and_a_wrong_value_is_named(monkeypatch):
     monkeypatch.setenv(onednn_products.FP32_LIBRARY_VARIABLE, "onednn")
-    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
+    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
     monkeypatch.setenv(onednn_products.FP32_LIBRARY_VARIABLE, "torch")
-    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32"
+    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32"
     monkeypatch.setenv(onednn_products.FP32_LIBRARY_VARIABLE, "mkl")
     with pytest.raises(
         ValueError, match=r"STORY_QUALITY_FP32_LIBRARY must be one of \['torch', 'onednn'\], got 'mkl'"
     ):
-        precision.check_precision("fp32", torch.device("cpu"))
+        arithmetic.check_precision("fp32", torch.device("cpu"))
 
 
 def test_the_real_timing_gives_two_positive_times_and_a_library():

@@ -16,7 +16,7 @@ from story_quality.cli import compare as compare_command
 from story_quality.cli import plot
 from story_quality.evaluation import comparison, significance
 from story_quality.union import human_scale
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -17,9 +17,9 @@ import pytest
 from gruen_models import save_all
 from tiny_models import save_union_checkpoint
 
-from story_quality import cli, precision, process_group, score_file
+from story_quality import arithmetic, cli, process_group, score_file
 from story_quality.cli import score as score_command
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 STORIES = [
@@ -174,7 +174,7 @@ def test_long_stories_reaches_the_metric_and_its_signature(tmp_path, checkpoint)
 
 
 def test_precision_reaches_the_metric_and_its_signature(tmp_path, checkpoint, monkeypatch):
-    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
+    monkeypatch.setattr(arithmetic, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
     source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
     assert run_cli(*union_args(source, output, checkpoint), "--precision", "bf16") == 0
     fast = evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint)).compute(

@@ -22,7 +22,7 @@ from story_quality.bert_forward.classifier import BertClassifierFastPath
 from story_quality.bert_forward.packed_layers import BertLayers
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen import focus
-from story_quality.gruen import text as gruen_text
+from story_quality.gruen import sentences as gruen_text
 from story_quality.gruen.coherence import coherence_scores, split_pair
 from story_quality.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
 from story_quality.gruen.loading import LoadedModel, load_model

@@ -50,7 +50,7 @@ def test_the_walk_finds_the_modules_that_hold_examples():
     expected = {
         "story_quality.citations",
         "benchmarks.union_dev_suite",
-        "story_quality.union.text",
+        "story_quality.union.normalization",
         "story_quality.gruen.redundancy",
         "story_quality.training.corpora",
     }

@@ -15,7 +15,7 @@ from tiny_models import save_union_checkpoint
 from story_quality.checkpoints.files import checkpoint_sha256
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.signature import Signature, SignatureError, package_version
-from story_quality.union.text import NAMES_SHA256, ROC_STORIES
+from story_quality.union.normalization import NAMES_SHA256, ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 STORY = "Ken went to the store. He bought milk. He went home happy."
@@ -105,10 +105,13 @@ def test_a_signature_parses_back_to_itself_and_names_its_parts():
         "256",
         None,
     )
-    assert parsed.reading() == ("union", "checkpoint:default@sha256:0123456789ab", "norm:none", "window:256",
+    assert parsed.scoring_parts() == ("union", "checkpoint:default@sha256:0123456789ab", "norm:none", "window:256",
                                 "long:windows")  # fmt: skip
     for arithmetic in ("fp32", "fp32-onednn"):  # the arithmetic is not how a text is read
-        assert Signature.parse(text.replace("bf16-autocast", arithmetic)).reading() == parsed.reading()
+        assert (
+            Signature.parse(text.replace("bf16-autocast", arithmetic)).scoring_parts()
+            == parsed.scoring_parts()
+        )
     rescaled = parsed.with_part("human-roc:sha256:ab")
     assert rescaled.without("human-roc") == parsed and str(rescaled).endswith("|human-roc:sha256:ab")
     assert str(Signature.of("gruen", "lm:x@main")) == f"gruen|v{package_version()}|lm:x@main"

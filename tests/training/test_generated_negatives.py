@@ -14,9 +14,9 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from story_quality.training import generated_negatives as gn
-from story_quality.training.negatives import corruptions, generated, lm_continuations, story_lm
+from story_quality.training.negatives import generated, lm_continuations, story_lm
 from story_quality.training.negatives.corpus_hash import corpus_sha256
-from story_quality.union.text import SENTENCE_STOPS
+from story_quality.union.normalization import SENTENCE_STOPS
 
 WORDS = ["a", "b", "c", "d", "."]
 VOCABULARY = {word: index for index, word in enumerate(story_lm.SPECIALS + WORDS)}
@@ -642,18 +642,3 @@ def test_export_writes_only_a_new_folder_or_its_own(tmp_path, capsys):
     with pytest.raises(SystemExit):
         gn.main([*arguments, "--out", str(tmp_path / "corpus"), "--overwrite"])
     assert "is the input" in capsys.readouterr().err
-
-
-def test_every_kind_of_generated_negative_is_registered_with_the_label_its_rows_carry():
-    kinds = corruptions.GENERATED_NEGATIVES
-    assert {kind.label for kind in kinds.values()} == {"generated", "generated:ngram", "generated:fluent"}
-    assert not {kind.label for kind in kinds.values()} & set(corruptions.TECHNIQUES)
-    corpus = pairs({0: "a b c d e .", 1: "b c d e f ."})
-    written = {
-        "story_lm": kinds["story_lm"].replace(corpus, {0: ["a b x ."], 1: ["b c y ."]}, 1.0, 0)[0],
-        "ngram": kinds["ngram"].replace(corpus, 1.0, 0)[0],
-        "fluent": kinds["fluent"].replace(corpus, {0: ["a b z ."], 1: ["b c z ."]}, 1.0, 0)[0],
-    }
-    assert set(written) == set(kinds)
-    for name, swapped in written.items():
-        assert {tuple(r["corruptions"]) for r in swapped if r["label"] == 0} == {(kinds[name].label,)}, name

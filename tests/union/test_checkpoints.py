@@ -24,7 +24,7 @@ from story_quality.union.checkpoints import (
     shipped_default_dir,
     verify_checkpoint,
 )
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")

@@ -25,8 +25,8 @@ from tiny_models import bert_config, save_union_checkpoint, tokenizer
 
 from story_quality.devices import check_device, non_finite_tensor
 from story_quality.options import check_flag
-from story_quality.texts import check_texts, is_blank, mostly_non_latin
-from story_quality.union.text import ROC_STORIES
+from story_quality.text_checks import check_texts, is_blank, mostly_non_latin
+from story_quality.union.normalization import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 STORY = "Ken went to the store. He bought milk. He went home happy."

@@ -4,7 +4,7 @@ Each ``teacher-NAME.npy`` holds one teacher's ``teacher`` column from ``training
 (one teacher a run), beside its ``teacher-NAME-summary.json``; their mean is what one run with
 ``--teacher A --teacher B`` writes. The rows must be the ones scored (same corpus sha256).
 
-    python -m experiments.gpu_lease.teacher_mean ROWS OUT NAME=RESULTS_DIR [NAME=RESULTS_DIR ...]
+    python -m experiments.teacher_mean ROWS OUT NAME=RESULTS_DIR [NAME=RESULTS_DIR ...]
 """
 
 from __future__ import annotations

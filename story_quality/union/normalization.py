@@ -34,7 +34,7 @@ from typing import Any
 from nltk.tokenize import TreebankWordTokenizer
 from nltk.tokenize.punkt import PunktLanguageVars, PunktParameters, PunktSentenceTokenizer, PunktToken
 
-from story_quality.texts import INVISIBLE_CATEGORIES
+from story_quality.text_checks import INVISIBLE_CATEGORIES
 
 CONFIG_KEY = "union_normalization"
 NAMES_FILE = pathlib.Path(__file__).with_name("person_names.tsv")

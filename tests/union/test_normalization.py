@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from story_quality.union.text import (
+from story_quality.union.normalization import (
     NAMES_FILE,
     NAMES_SHA256,
     ROC_STORIES,
@@ -107,7 +107,7 @@ TREEBANK_CASES = [
 def test_the_stdlib_treebank_tokenizer_is_nltks_own(text):
     from nltk.tokenize import TreebankWordTokenizer
 
-    from story_quality.union.text import _word_tokenizer
+    from story_quality.union.normalization import _word_tokenizer
 
     nltk_own = TreebankWordTokenizer()
     assert _word_tokenizer().tokenize(text) == nltk_own.tokenize(text)
@@ -119,7 +119,7 @@ def test_the_stdlib_treebank_tokenizer_is_nltks_own(text):
 def test_a_pattern_with_flags_re_lacks_is_refused():
     import regex
 
-    from story_quality.union.text import stdlib_pattern
+    from story_quality.union.normalization import stdlib_pattern
 
     assert stdlib_pattern(regex.compile(r"a+", regex.IGNORECASE)).match("AA").group(0) == "AA"
     with pytest.raises(ValueError, match="flags re does not take"):
@@ -130,7 +130,7 @@ def test_a_pattern_with_flags_re_lacks_is_refused():
 def test_the_stdlib_sentence_splitter_is_nltks_own(text):
     from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
-    from story_quality.union.text import ABBREVIATIONS, _sentence_splitter
+    from story_quality.union.normalization import ABBREVIATIONS, _sentence_splitter
 
     params = PunktParameters()
     params.abbrev_types = set(ABBREVIATIONS)
@@ -181,7 +181,7 @@ def test_treebank_words_are_nltks_own_tokens():
     """Skipping the rules that cannot match changes no token (NLTK's own tokenizer: the reference)."""
     from nltk.tokenize import TreebankWordTokenizer
 
-    from story_quality.union.text import treebank_words
+    from story_quality.union.normalization import treebank_words
 
     nltk_own = TreebankWordTokenizer()
     for text in TREEBANK_CASES + generated_texts(4000):
@@ -190,7 +190,7 @@ def test_treebank_words_are_nltks_own_tokens():
 
 def test_every_treebank_rule_runs_where_its_text_is():
     """Each rule's needles are a real test: every rule changes some generated text."""
-    from story_quality.union.text import _treebank_steps
+    from story_quality.union.normalization import _treebank_steps
 
     before, after, contractions = _treebank_steps()
     texts = generated_texts(4000)
@@ -204,7 +204,7 @@ def test_every_treebank_rule_runs_where_its_text_is():
 def test_the_sentence_splitter_is_nltks_own_on_generated_text(seed):
     from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
-    from story_quality.union.text import ABBREVIATIONS, _sentence_splitter
+    from story_quality.union.normalization import ABBREVIATIONS, _sentence_splitter
 
     params = PunktParameters()
     params.abbrev_types = set(ABBREVIATIONS)
@@ -217,8 +217,8 @@ def test_remove_invisible_is_the_per_character_rule():
     import random
     import unicodedata
 
-    from story_quality.texts import INVISIBLE_CATEGORIES
-    from story_quality.union.text import remove_invisible
+    from story_quality.text_checks import INVISIBLE_CATEGORIES
+    from story_quality.union.normalization import remove_invisible
 
     rng = random.Random(3)
     alphabet = "ab \n\t\u00e9\u00a0\u2028\u200b\ufeff\x07\x00\u4e2d\u0301\U0001f600"

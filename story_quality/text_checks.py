@@ -20,7 +20,7 @@ from typing import Any
 from story_quality.warning_origin import user_stacklevel
 
 # Characters no reader sees: controls, format characters (zero-width spaces, BOMs), lone surrogates.
-# Union's normalisation turns them into spaces (story_quality.union.text.remove_invisible).
+# Union's normalisation turns them into spaces (story_quality.union.normalization.remove_invisible).
 INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
 # Blank text holds nothing but those, separators and combining marks.
 _BLANK_CATEGORIES = INVISIBLE_CATEGORIES | {"Zs", "Zl", "Zp", "Mn", "Me"}
