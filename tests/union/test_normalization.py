@@ -228,3 +228,18 @@ def test_remove_invisible_is_the_per_character_rule():
             " " if unicodedata.category(c) in INVISIBLE_CATEGORIES and c not in "\n\t " else c for c in text
         )
         assert remove_invisible(text) == slow, repr(text)
+
+
+def test_the_old_module_name_still_imports_with_a_warning():
+    import importlib
+    import sys
+
+    from story_quality.union import normalization
+
+    sys.modules.pop("story_quality.union.text", None)
+    with pytest.warns(
+        FutureWarning, match="story_quality.union.text is now story_quality.union.normalization"
+    ):
+        old = importlib.import_module("story_quality.union.text")
+    assert old.StoryNormalization is normalization.StoryNormalization
+    assert old.ROC_STORIES is normalization.ROC_STORIES

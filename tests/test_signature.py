@@ -17,7 +17,7 @@ from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.signature import Signature, SignatureError, package_version
 from story_quality.union.normalization import NAMES_SHA256, ROC_STORIES
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[1]
 STORY = "Ken went to the store. He bought milk. He went home happy."
 
 

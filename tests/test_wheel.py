@@ -23,7 +23,7 @@ from tiny_models import save_union_checkpoint
 from story_quality.cli import publish_metric
 from story_quality.union.checkpoints import SHIPPED_DEFAULT_MANIFEST_SHA256
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[1]
 
 # Runs inside the fresh environment, from an empty directory.
 USER_SCRIPT = textwrap.dedent(

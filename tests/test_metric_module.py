@@ -19,7 +19,7 @@ from tiny_models import save_union_checkpoint
 
 from story_quality import metric_path
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[1]
 TEXTS = [f"[MALE] went home on day {i} . he slept . the dog barked ." for i in range(24)]
 
 

@@ -1,4 +1,4 @@
-"""The private torch entry points the project calls live in story_quality.bert_forward.onednn_products alone, and
+"""The private torch entry points the project calls live in bert_forward.onednn_products alone, and
 each is still where that module calls it: a torch upgrade that moves one fails here, by name,
 instead of silently sending every fp32 product back to torch's BLAS."""
 
@@ -13,7 +13,7 @@ import torch
 
 from story_quality.bert_forward import onednn_products
 
-LIBRARY = pathlib.Path(onednn_products.__file__).parent
+LIBRARY = pathlib.Path(onednn_products.__file__).parents[1]  # story_quality/
 X86 = platform.machine().lower() in ("x86_64", "amd64")
 # What counts as reaching into torch's private parts in the library's source.
 PRIVATE_USE = re.compile(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 # Where each folder lives once installed: story_quality/ links training/, metrics/ and hub_cards/
 # under story_quality; benchmarks/ and experiments/ stay top-level packages of a clone.
 PACKAGE_OF_FOLDER = {

@@ -28,7 +28,7 @@ from story_quality.options import check_flag
 from story_quality.text_checks import check_texts, is_blank, mostly_non_latin
 from story_quality.union.normalization import ROC_STORIES
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[1]
 STORY = "Ken went to the store. He bought milk. He went home happy."
 
 
