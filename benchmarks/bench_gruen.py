@@ -58,8 +58,8 @@ from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path,
 from benchmarks.random_models import gruen_models  # noqa: E402
 from benchmarks.shared_data import ROC_REFERENCE_STORIES  # noqa: E402
 from story_quality import metric_path  # noqa: E402
-from story_quality.onednn_products import onednn_refusal  # noqa: E402
-from story_quality.precision import autocast, bf16_refusal  # noqa: E402
+from story_quality.arithmetic import autocast, bf16_refusal  # noqa: E402
+from story_quality.bert_forward.onednn_products import onednn_refusal  # noqa: E402
 
 
 def _table_edit_distance(a: str, b: str) -> int:
@@ -78,7 +78,7 @@ def release_procedure(texts: list[str], models: dict[str, str], device: str = "c
 
     from transformers import AutoModelForMaskedLM, AutoModelForSequenceClassification, AutoTokenizer
 
-    from story_quality.gruen.text import text_to_sentences
+    from story_quality.gruen.sentences import text_to_sentences
 
     texts = [text_to_sentences(t) for t in texts]
     tok = AutoTokenizer.from_pretrained(models["lm_model"])
@@ -164,7 +164,7 @@ def one_mask_at_a_time(texts: list[str], models: dict[str, str], device: str = "
     """Pseudo-log-likelihood the slow way: one forward pass per masked token, full LM head."""
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    from story_quality.gruen.text import text_to_sentences
+    from story_quality.gruen.sentences import text_to_sentences
 
     tok = AutoTokenizer.from_pretrained(models["lm_model"])
     lm = AutoModelForMaskedLM.from_pretrained(models["lm_model"]).to(device).eval()
@@ -186,10 +186,10 @@ def one_mask_at_a_time(texts: list[str], models: dict[str, str], device: str = "
 def batched_pll(
     texts: list[str], models: dict[str, str], batch_size: int, device: str = "cpu", precision: str = "fp32"
 ) -> list[float]:
-    from story_quality.checkpoint_reference import CheckpointReference
+    from story_quality.checkpoints.reference import CheckpointReference
     from story_quality.gruen.grammaticality import pll_nll_scores
     from story_quality.gruen.loading import load_model
-    from story_quality.gruen.text import text_to_sentences
+    from story_quality.gruen.sentences import text_to_sentences
 
     lm = load_model("lm", CheckpointReference.parse(models["lm_model"]), torch.device(device))
     with autocast(precision, torch.device(device)):  # as the metric runs its models

@@ -30,7 +30,7 @@ from story_quality.training.negatives.build import (
 )
 from story_quality.training.negatives.corruptions import CorruptionContext, StoryRandom, corrupt
 from story_quality.training.negatives.lexicon import Lexicon
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 DEFAULT_STORIES = shared_data_dir() / "union-roc" / "reference.txt"
 ROC_TRAIN_STORIES = 90_000
@@ -88,7 +88,7 @@ def stage_times(texts: list[str], lexicon: Lexicon) -> dict[str, float]:
         corrupt(as_story(row["sentences"], row["tags"]), StoryRandom(42, row["story_index"]), ctx)
     corrupting = time.perf_counter() - start
     return {
-        "normalise (story_quality.union.text)": normalise,
+        "normalise (story_quality.union.normalization)": normalise,
         "POS tag": tag,
         "count keywords": count,
         "corrupt": corrupting,

@@ -30,7 +30,7 @@ from transformers import AutoModel, AutoTokenizer
 
 from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
 from story_quality.gruen.focus import FOCUS_THRESHOLD, content_pieces, word_mover_distance  # noqa: E402
-from story_quality.gruen.text import text_to_sentences  # noqa: E402
+from story_quality.gruen.sentences import text_to_sentences  # noqa: E402
 
 
 def best_threshold(adjacent: np.ndarray, unrelated: np.ndarray) -> tuple[float, float]:

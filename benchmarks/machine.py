@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import torch
 
-from story_quality.precision import cpu_name
+from story_quality.arithmetic import cpu_name
 
 T = TypeVar("T")
 
@@ -69,7 +69,7 @@ LIBRARY_NAMES = {"torch": "torch's BLAS", "onednn": "oneDNN"}
 
 def matmul_libraries(device: torch.device, dtype: torch.dtype) -> list[str]:
     """The libraries whose products :func:`matmul_peak_flops` measures on ``device`` in ``dtype``."""
-    from story_quality.onednn_products import onednn_refusal
+    from story_quality.bert_forward.onednn_products import onednn_refusal
 
     onednn = dtype == torch.float32 and onednn_refusal(device) is None
     return ["torch", "onednn"] if onednn else ["torch"]
@@ -83,7 +83,7 @@ def matmul_peak_flops(
     The best over a square product and BERT-base's own feed-forward shapes, so a model is
     never credited with a share of a ceiling that its own shapes would beat.
     """
-    from story_quality.onednn_products import onednn_linear
+    from story_quality.bert_forward.onednn_products import onednn_linear
 
     scale = 1 if device.type == "cpu" else 4
     shapes = [

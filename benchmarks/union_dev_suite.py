@@ -59,17 +59,17 @@ import numpy as np  # noqa: E402
 from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
+from story_quality.arithmetic import PRECISIONS  # noqa: E402
 from story_quality.evaluation import meta_figures  # noqa: E402
 from story_quality.evaluation.annotations import read_annotations  # noqa: E402
 from story_quality.evaluation.correlation import METHODS  # noqa: E402
 from story_quality.evaluation.meta_statistics import Design, rater_ceiling  # noqa: E402
-from story_quality.precision import PRECISIONS  # noqa: E402
 from story_quality.training.corpora import writing_prompts_segments, writing_prompts_text  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
 from story_quality.union.encoding import MIN_WINDOW  # noqa: E402
+from story_quality.union.normalization import StoryNormalization  # noqa: E402
 from story_quality.union.scorer import scorer_for as load_union  # noqa: E402
-from story_quality.union.text import StoryNormalization  # noqa: E402
 
 PAIR_SEED = 2026
 # Held-back pairs keep case and names: each checkpoint's own normalisation lowercases and tags them.
@@ -331,7 +331,7 @@ def member_scorer(
         "long_stories": long_stories,
         "precision": precision,
     }
-    scorer.reading({**options, "device": None, "rescale": None})
+    scorer.call_options({**options, "device": None, "rescale": None})
 
     def score(key: str, texts: list[str]) -> np.ndarray:
         scored = scorer.score(texts, **options)

@@ -19,7 +19,7 @@ import csv
 import pathlib
 
 from benchmarks.shared_data import shared_data
-from story_quality.union.text import PLACEHOLDERS, ROC_STORIES, StoryNormalization
+from story_quality.union.normalization import PLACEHOLDERS, ROC_STORIES, StoryNormalization
 
 TOKENS_ONLY = StoryNormalization(lowercase=True, roc_tokenize=True)
 

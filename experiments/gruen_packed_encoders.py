@@ -5,9 +5,9 @@ For a BERT-base-sized masked LM and CoLA classifier (random weights, the vocabul
 passes runs both ways, interleaved round by round in one process:
 
 * ``reference_lm_scores`` (the release's LM value per sentence) with the encoder's own forward,
-  and through :mod:`story_quality.packed_bert` (fused projections, packed on the CPU);
+  and through :mod:`story_quality.bert_forward.packed_layers` (fused projections, packed on the CPU);
 * ``cola_scores`` with the classifier's own forward, and through
-  :class:`story_quality.bert_classifier_fast_path.BertClassifierFastPath`.
+  :class:`story_quality.bert_forward.classifier.BertClassifierFastPath`.
 
 It prints each pass's median time ratio (new / old), both sides' best times, and the largest
 absolute difference of the values.
@@ -30,10 +30,10 @@ import torch
 from benchmarks.machine import describe_machine, minilm_path
 from benchmarks.random_models import gruen_models
 from benchmarks.shared_data import shared_data
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen.grammaticality import cola_scores, reference_lm_scores
 from story_quality.gruen.loading import LoadedModel, load_model
-from story_quality.gruen.text import text_to_sentences
+from story_quality.gruen.sentences import text_to_sentences
 
 
 def sentences_of(count: int) -> list[str]:

@@ -24,7 +24,7 @@ from benchmarks.shared_data import add_union_roc_dir
 from story_quality.evaluation.annotations import read_annotations
 from story_quality.gruen.focus import content_pieces, focus_score, word_mover_similarity
 from story_quality.gruen.redundancy import redundancy_score
-from story_quality.gruen.text import text_to_sentences
+from story_quality.gruen.sentences import text_to_sentences
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 from benchmarks.shared_data import shared_data
 from story_quality.gruen import redundancy
-from story_quality.gruen.text import text_to_sentences
+from story_quality.gruen.sentences import text_to_sentences
 
 
 def plain_score(sentences: Sequence[str]) -> float:

@@ -29,7 +29,7 @@ import torch  # noqa: E402
 
 from benchmarks.machine import describe_machine  # noqa: E402
 from story_quality.training.union_pairs import split_held_out  # noqa: E402
-from story_quality.union.scorer import score_stories  # noqa: E402
+from story_quality.union.scorer import scorer_for  # noqa: E402
 
 HUMAN = "human story"
 SEVERAL = "two or more techniques"
@@ -82,7 +82,11 @@ def main() -> None:
     if held_out is None:
         parser.error("--validation-fraction 0 holds nothing out")
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    scores = score_stories(str(args.run_dir / "checkpoint"), held_out["text"], args.batch_size, device)
+    scores = (
+        scorer_for(os.path.abspath(args.run_dir / "checkpoint"))
+        .score(list(held_out["text"]), batch_size=args.batch_size, device=device)
+        .scores
+    )
     print(f"machine: {describe_machine()}")
     print(to_markdown(accuracy_by_kind(scores, held_out["label"], held_out["corruptions"])))
 

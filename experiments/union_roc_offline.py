@@ -40,8 +40,8 @@ from story_quality.evaluation.annotations import read_annotations, write_scores 
 from story_quality.training.corpora import load_stories  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.corruptions import technique_probs_argument  # noqa: E402
-from story_quality.union.scorer import score_stories  # noqa: E402
-from story_quality.union.text import ROC_STORIES  # noqa: E402
+from story_quality.union.normalization import ROC_STORIES  # noqa: E402
+from story_quality.union.scorer import scorer_for  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,6 @@ def build_pairs(
     negatives: int,
     seed: int,
     num_proc: int | None,
-    related_donors: int = 0,
     cache_dir: pathlib.Path | None = None,
     technique_probs: dict[str, float] | None = None,
 ) -> datasets.Dataset:
@@ -83,7 +82,7 @@ def build_pairs(
         part_seed = seed + k
         cached = None
         if cache_dir is not None:
-            cached = cache_dir / f"{content}-seed{part_seed}-related{related_donors}{recipe}"
+            cached = cache_dir / f"{content}-seed{part_seed}-related0{recipe}"
             if cached.is_dir():
                 parts.append(datasets.load_from_disk(str(cached)))
                 continue
@@ -92,7 +91,6 @@ def build_pairs(
             normalization=ROC_STORIES,
             seed=part_seed,
             num_proc=num_proc,
-            related_donors=related_donors,
             technique_probs=technique_probs,
         )
         if cached is not None:
@@ -110,14 +108,6 @@ def main() -> None:
     parser.add_argument("--epochs", type=float, default=2.0)
     parser.add_argument("--negatives", type=int, default=1, help="corrupted copies per human story")
     parser.add_argument("--reconstruction-weight", type=float, default=0.1)
-    parser.add_argument(
-        "--related-donors",
-        type=int,
-        default=0,
-        metavar="N",
-        help="sentence substitution draws from each story's N keyword neighbours (0: any story; "
-        "experimental; did not help, see benchmarks/RESULTS.md)",
-    )
     parser.add_argument(
         "--technique-probs",
         type=technique_probs_argument,
@@ -183,7 +173,6 @@ def main() -> None:
         args.negatives,
         args.seed,
         args.num_proc,
-        args.related_donors,
         args.pairs_cache,
         args.technique_probs,
     )
@@ -217,7 +206,7 @@ def main() -> None:
     train_seconds = time.perf_counter() - start
     print(f"training took {train_seconds / 60:.1f} min")
 
-    scores = score_stories(checkpoint, annotations.stories)
+    scores = scorer_for(os.path.abspath(checkpoint)).score(list(annotations.stories)).scores
     write_scores(out / "scores.txt", scores)
     name = f"UNION MiniLM ({'recon' if args.reconstruction_weight else 'no recon'}, ours)"
     report = evaluate_scores(annotations, {name: scores}, published_dir=args.data_dir / "metric_output")

@@ -29,7 +29,7 @@ from benchmarks.correlation import evaluate_scores, to_markdown  # noqa: E402
 from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
 from story_quality.evaluation.annotations import read_annotations, write_scores  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
-from story_quality.union.scorer import score_stories  # noqa: E402
+from story_quality.union.scorer import scorer_for  # noqa: E402
 
 
 def main() -> None:
@@ -50,11 +50,15 @@ def main() -> None:
 
     scores: dict[str, list[float]] = {}
     for k, checkpoint in enumerate(args.checkpoints):
-        scores[f"run {k}: {checkpoint}"] = member = score_stories(checkpoint, annotations.stories)
+        scores[f"run {k}: {checkpoint}"] = member = (
+            scorer_for(os.path.abspath(checkpoint)).score(list(annotations.stories)).scores
+        )
         write_scores(out / f"member_{k}.txt", member)
     ensemble = np.mean([scores[name] for name in scores], axis=0).tolist()
     soup_name = f"weight average of the {len(args.checkpoints)} runs"
-    scores[soup_name] = soup_scores = score_stories(soup, annotations.stories)
+    scores[soup_name] = soup_scores = (
+        scorer_for(os.path.abspath(soup)).score(list(annotations.stories)).scores
+    )
     scores[f"mean probability of the {len(args.checkpoints)} runs"] = ensemble
     write_scores(out / "soup.txt", soup_scores)
     write_scores(out / "ensemble.txt", ensemble)

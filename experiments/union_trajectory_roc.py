@@ -31,8 +31,8 @@ from story_quality.evaluation.correlation import correlate  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
 from story_quality.training.run_setup import trainer_checkpoints  # noqa: E402
 from story_quality.training.union_model import export_trainer_checkpoint  # noqa: E402
-from story_quality.union.scorer import score_stories  # noqa: E402
-from story_quality.union.text import ROC_STORIES  # noqa: E402
+from story_quality.union.normalization import ROC_STORIES  # noqa: E402
+from story_quality.union.scorer import scorer_for  # noqa: E402
 
 
 def main() -> None:
@@ -59,12 +59,12 @@ def main() -> None:
     exported = []
     for step, checkpoint in checkpoints:
         exported.append(export_trainer_checkpoint(checkpoint, out / f"step-{step}", ROC_STORIES))
-        scores = score_stories(exported[-1], annotations.stories)
+        scores = scorer_for(os.path.abspath(exported[-1])).score(list(annotations.stories)).scores
         write_scores(out / f"step_{step}.txt", scores)
         rows.append((f"step {step}", correlate(np.asarray(scores), human)))
     if args.tail:
         average = average_checkpoints(exported[-args.tail :], out / "tail-average")
-        scores = score_stories(average, annotations.stories)
+        scores = scorer_for(os.path.abspath(average)).score(list(annotations.stories)).scores
         write_scores(out / "tail_average.txt", scores)
         steps = ", ".join(str(step) for step, _ in checkpoints[-args.tail :])
         rows.append((f"weight average of steps {steps}", correlate(np.asarray(scores), human)))

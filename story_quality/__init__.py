@@ -1,12 +1,10 @@
 """UNION and GRUEN, learned reference-free text-quality metrics, as one installable package.
 
-The library is here: ``story_quality.union`` and ``story_quality.gruen`` (each metric's own
-logic), ``story_quality.evaluation`` (correlation, significance, annotations, comparing systems),
-the ``story-quality`` command (``story_quality.cli``, one module per command) and the modules both
-metrics share (options, texts, devices, signature, checkpoint references and files, batching). The repository's ``metrics/``, ``training/`` and
-``hub_cards/`` folders are mapped under this package by ``package_dir`` in ``setup.cfg``
-(``story_quality.metrics.union`` is ``metrics/union/``), in a wheel and in an editable install
-(``pip install -e .``) alike.
+The library is here, in rooms (``union``, ``gruen``, ``cli``, ``evaluation``, ``score_file``,
+``bert_forward``, ``checkpoints``; ``registry`` lists the metrics) beside the modules both metrics
+share. The repository's ``metrics/``, ``training/`` and ``hub_cards/`` folders are linked into this
+package (``story_quality/metrics`` is a link to ``../metrics``), so a clone, an editable install
+and a wheel hold the same files under the same names (``story_quality.metrics.union``).
 
 Load a metric the same way from anywhere::
 
@@ -23,11 +21,21 @@ from story_quality.citations import citation
 
 __all__ = ["METRICS", "__version__", "citation", "metric_path"]
 __version__ = "0.5.0"  # setup.cfg reads it; Space requirements pin it
-METRICS = ("union", "gruen")
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``METRICS``, the metrics' names, read from :mod:`story_quality.registry` when first asked for."""
+    if name == "METRICS":
+        from story_quality.registry import METRICS
+
+        return METRICS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def metric_path(name: str) -> str:
     """The folder of metric ``name`` (``"union"`` or ``"gruen"``), for ``evaluate.load``."""
+    from story_quality.registry import METRICS
+
     if name not in METRICS:
         raise ValueError(f"Unknown metric {name!r}; this package has {', '.join(METRICS)}.")
     from . import metrics

@@ -25,6 +25,10 @@ from typing import Any, NamedTuple
 
 # Local record files the readers here take, by extension.
 RECORD_SUFFIXES = (".txt", ".jsonl", ".json", ".csv")
+# What each command reads, named once here: ``score`` one text a row (a .json file, one array, is
+# not among its inputs), ``meta-evaluate`` a rating a row in named columns (no .txt).
+SCORE_INPUT_SUFFIXES = tuple(suffix for suffix in RECORD_SUFFIXES if suffix != ".json")
+RATING_SUFFIXES = tuple(suffix for suffix in RECORD_SUFFIXES if suffix != ".txt")
 # Local data files the training scripts read through ``datasets``, by extension: the builder of each.
 DATA_FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
 

@@ -27,7 +27,9 @@ from typing import Any
 import evaluate
 import torch
 
-from story_quality.texts import check_texts
+from story_quality.options import check_options
+from story_quality.registry import MetricEntry
+from story_quality.text_checks import check_texts
 from story_quality.warning_origin import user_stacklevel
 
 
@@ -151,3 +153,42 @@ def one_prediction(prediction: Any, predictions: Any) -> Any:
             "add() got the text twice, as prediction= and predictions=; pass one text as prediction=."
         )
     return predictions if prediction is None else prediction
+
+
+class ScorerMetric(SharedInstance, CheckedInputs):
+    """Mixin for a metric of :mod:`story_quality.registry` (first among the bases): its one
+    ``compute`` path and the body of its ``_compute``.
+
+    ``compute`` checks the option names (one of ``config_name_arguments`` is sent to
+    ``evaluate.load``) and every text before any work. A list of texts given to a metric of one
+    process with nothing added by ``add_batch`` is scored as given: ``evaluate``'s own path writes
+    every text to an Arrow file and reads them all back into a second list, which doubles the
+    memory of a large call and gives the same texts. Texts added with ``add_batch``, or several
+    processes, go through ``evaluate``'s path.
+    """
+
+    entry: MetricEntry
+    config_name_arguments: tuple[str, ...] = ()
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Check every option and text before ``evaluate`` stores them (it would turn 5 into "5")."""
+        check_options(kwargs, self.entry.options.names, self.config_name_arguments)
+        warn_unused_references(self.name, references)
+        with self.taking_turns():  # another thread's add must not land between the check and the work
+            alone = self.num_process == 1 and self.writer is None
+            if predictions is None:  # score what add_batch gathered
+                if alone:
+                    self.check_predictions(None)
+                return super().compute(references=references, **kwargs)
+            texts = self.check_predictions(predictions)
+            if alone:
+                return self._compute(texts, **kwargs)
+            return super().compute(predictions=texts, references=references, **kwargs)
+
+    def scored(self, predictions: list[str], arguments: dict[str, Any]) -> dict:
+        """``_compute``'s result from its ``arguments`` (its ``locals()``): the scorer (of other models
+        when the entry's scorer options name them) applied to ``predictions`` with the options."""
+        options = {name: arguments[name] for name in self.entry.options.names}
+        building = {name: options.pop(name) for name in self.entry.scorer_options}
+        scorer = self.scorer.with_models(**building) if building else self.scorer
+        return scorer.score(predictions, **options).as_dict()

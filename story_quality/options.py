@@ -5,7 +5,7 @@ Each metric lists its options (``story_quality.union.options.UNION_OPTIONS``,
 runs (:meth:`OptionSpec.check`, with the value checks below), the scorers' keyword arguments
 (:meth:`OptionSpec.keywords`), the metric docstrings' argument lists (:meth:`OptionSpec.args_text`),
 the ``story-quality score`` flags (:func:`add_flags`) and the option tables of the metric cards
-(:mod:`story_quality.option_tables`). Nothing here imports torch: a ``device`` is resolved by
+(:mod:`story_quality.cli.option_tables`). Nothing here imports torch: a ``device`` is resolved by
 :mod:`story_quality.devices` when a call checks one.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy
 
-from story_quality.precision import PRECISIONS
+from story_quality.arithmetic import PRECISIONS
 
 
 def check_count(value: Any, name: str, minimum: int = 1) -> int:
@@ -230,7 +230,7 @@ DEVICE = Option(
     "where to run: cpu, cuda, cuda:1 ...",
     default_text="the first GPU, else the CPU",
 )
-# The arithmetic: both metrics take it alike (story_quality.precision).
+# The arithmetic: both metrics take it alike (story_quality.arithmetic).
 PRECISION = Option(
     "precision",
     "choice",

@@ -16,7 +16,7 @@ import dataclasses
 import importlib.metadata
 from collections.abc import Mapping
 
-from story_quality.precision import SIGNATURE_LABELS
+from story_quality.arithmetic import SIGNATURE_LABELS
 
 DISTRIBUTION = "story-quality-metrics"
 SEPARATOR = "|"
@@ -99,9 +99,9 @@ class Signature:
     def with_part(self, part: str) -> Signature:
         return dataclasses.replace(self, parts=(*self.parts, part))
 
-    def reading(self) -> tuple[str, ...]:
+    def scoring_parts(self) -> tuple[str, ...]:
         """What changes a score: the metric and every part but the package version and the precision
-        (bf16 autocast moves scores by about 1e-3, not the reading of a text)."""
+        (bf16 autocast moves scores by about 1e-3; it does not change what is scored)."""
         return (self.metric, *(part for part in self.parts if part not in SIGNATURE_LABELS.values()))
 
 

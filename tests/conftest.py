@@ -46,7 +46,7 @@ def onednn_calls(monkeypatch) -> list[tuple[int, int]]:
     Every caller reaches oneDNN through ``onednn_products.onednn_linear``, so this sees them all."""
     import torch
 
-    from story_quality import onednn_products
+    from story_quality.bert_forward import onednn_products
 
     if onednn_products.onednn_refusal(torch.device("cpu")):
         pytest.skip(onednn_products.onednn_refusal(torch.device("cpu")))

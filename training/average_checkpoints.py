@@ -33,7 +33,7 @@ import torch
 from torch.nn import functional as F
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, PretrainedConfig
 
-from story_quality.checkpoint_reference import CheckpointReference, repeated_checkpoint
+from story_quality.checkpoints.reference import CheckpointReference, repeated_checkpoint
 from story_quality.devices import non_finite_tensor
 from story_quality.training.output_folders import (
     OutputKind,

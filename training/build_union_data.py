@@ -45,7 +45,7 @@ from story_quality.training.negatives.ngram_continuations import (
     stories_opening_elsewhere,
 )
 from story_quality.training.output_folders import probe_writable, refuse_existing, written_whole
-from story_quality.union.text import NAMED_NORMALIZATIONS, StoryNormalization
+from story_quality.union.normalization import NAMED_NORMALIZATIONS, StoryNormalization
 
 NORMALIZATIONS = {**NAMED_NORMALIZATIONS, "none": StoryNormalization()}
 SUMMARY_FILE = "union_build_summary.json"
@@ -126,23 +126,13 @@ def add_corruption_arguments(parser: argparse.ArgumentParser) -> None:
         "--min-sentences", type=at_least(2), default=3, help="skip shorter stories (default: 3; at least 2)"
     )
     parser.add_argument(
-        "--related-donors",
-        type=at_least(0),
-        default=0,
-        metavar="N",
-        help="draw sentence-substitution donors among each story's N keyword neighbours (harder "
-        "negatives, our addition; experimental; did not help, see benchmarks/RESULTS.md); 0 = any "
-        "story of the corpus, as UNION does (default: 0)",
-    )
-    parser.add_argument(
         "--technique-probs",
         type=technique_probs_argument,
         default=None,
         metavar="NAME=W,...",
         help="technique weights replacing the paper's repetition=0.1,substitution=0.3,reordering=0.4,"
-        "negation=0.2 (left out: 0); partial_repetition (experimental; did not help, see "
-        "benchmarks/RESULTS.md) and grammar (grammar-breaking edits inside sentences, "
-        "training/negatives/grammar.py) are our additions",
+        "negation=0.2 (left out: 0); grammar (grammar-breaking edits inside sentences, "
+        "training/negatives/grammar.py) is our addition",
     )
     parser.add_argument(
         "--tagger", choices=["auto", "nltk", "heuristic"], default="auto", help="POS tagger (default: auto)"
@@ -374,7 +364,6 @@ def main(argv: list[str] | None = None) -> int:
         num_proc=args.num_proc,
         batch_size=args.batch_size,
         min_sentences=args.min_sentences,
-        related_donors=args.related_donors,
         technique_probs=args.technique_probs,
         lexicon=Lexicon(tagger=args.tagger, wordnet=args.wordnet, conceptnet=args.conceptnet),
     )

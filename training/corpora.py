@@ -27,7 +27,7 @@ from typing import Any
 import datasets
 
 from story_quality.input_files import RECORD_SUFFIXES, read_records
-from story_quality.union.text import StoryNormalization, split_sentences
+from story_quality.union.normalization import StoryNormalization, split_sentences
 
 logger = logging.getLogger(__name__)
 

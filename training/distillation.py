@@ -25,14 +25,14 @@ from torch.nn import functional as F
 from transformers import Trainer
 
 from story_quality.batching import progress
-from story_quality.checkpoint_reference import repeated_checkpoint
+from story_quality.checkpoints.reference import repeated_checkpoint
 from story_quality.model_window import model_window
 from story_quality.training.negatives.build import normalization_of
 from story_quality.training.union_model import TEACHER_COLUMN
 from story_quality.union import UnionScorer
 from story_quality.union.encoding import MIN_WINDOW, encode
 from story_quality.union.inference import class_probabilities
-from story_quality.union.text import StoryNormalization
+from story_quality.union.normalization import StoryNormalization
 
 
 def teacher_probabilities(

@@ -22,7 +22,7 @@ import transformers
 from accelerate.utils import parse_flag_from_env
 from transformers import HfArgumentParser, Trainer, TrainingArguments
 
-from story_quality.checkpoint_files import PICKLE_WEIGHTS_FILE, WEIGHT_FILES
+from story_quality.checkpoints.files import PICKLE_WEIGHTS_FILE, WEIGHT_FILES
 from story_quality.cli.errors import report
 from story_quality.input_files import DATA_FILE_BUILDERS as DATA_FILE_BUILDERS  # the scripts' data-file table
 from story_quality.process_group import leave_process_group, process_group_open

@@ -71,7 +71,7 @@ from story_quality.training.union_pairs import load_pairs, split_held_out
 from story_quality.training.union_presets import PRESETS, CorpusPreset
 from story_quality.union import CITATION
 from story_quality.union.encoding import MIN_WINDOW
-from story_quality.union.scorer import score_stories
+from story_quality.union.scorer import scorer_for
 
 logger = logging.getLogger(__name__)
 
@@ -511,9 +511,11 @@ def score_annotated_stories(run: Run, trainer: Trainer) -> dict[str, float]:
     """Correlations with people on the annotated stories, scored through the metric itself."""
     if run.annotated is None:
         return {}
-    scores = score_stories(
-        run.args.output_dir, list(run.annotated.stories), run.args.per_device_eval_batch_size, run.args.device
-    )
+    scorer = scorer_for(os.path.abspath(run.args.output_dir))
+    stories = list(run.annotated.stories)
+    scores = scorer.score(
+        stories, batch_size=run.args.per_device_eval_batch_size, device=run.args.device
+    ).scores
     measured = correlate(np.asarray(scores), run.annotated.human_scores)
     annotated_metrics = {f"annotated_{k}": measured.coefficient(k) for k in METHODS}
     trainer.log_metrics("annotated", annotated_metrics)

@@ -40,7 +40,7 @@ from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 from transformers.utils import ModelOutput
 
 from story_quality.model_window import usable_positions
-from story_quality.union.text import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
+from story_quality.union.normalization import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
 
 IGNORE_INDEX = -100
 ID2LABEL = {0: "perturbed", 1: "human"}
@@ -139,10 +139,9 @@ class VocabularyCrossEntropy(torch.autograd.Function):
 
     ``F.cross_entropy(decoder(hidden))`` allocates four (positions x vocabulary) tensors per step
     (logits, log-softmax, the zero-filled gradient of the loss and that of the log-softmax): 55 MB
-    each for ten ROC stories and a 30k vocabulary, each paged in afresh (about 20 ms apiece on a
-    2-core EPYC) and streamed through memory. Here the backward turns the saved logits into their
-    own gradient in place, a cache-sized block of rows at a time: the head's forward and backward
-    take about 11 % less time there (250 against 282 ms for 450 positions). Same loss and
+    each for ten ROC stories and a 30k vocabulary, each paged in afresh and streamed through
+    memory. Here the backward turns the saved logits into their own gradient in place, a
+    cache-sized block of rows at a time, which takes less time (benchmarks/bench_train_union.py). Same loss and
     gradients (to rounding); logits in the autocast dtype when autocast is on, normaliser and
     softmax in float32.
     """

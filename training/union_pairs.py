@@ -10,7 +10,7 @@ from typing import Any
 import datasets
 
 from story_quality.training.run_setup import DATA_FILE_BUILDERS
-from story_quality.union.text import StoryNormalization
+from story_quality.union.normalization import StoryNormalization
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from story_quality.union.text import NAMED_NORMALIZATIONS, StoryNormalization
+from story_quality.union.normalization import NAMED_NORMALIZATIONS, StoryNormalization
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ import torch
 from story_quality import metric_module  # From: story-quality-metrics
 from story_quality.gruen import CITATION, GruenScorer, checkpoints  # From: story-quality-metrics
 from story_quality.gruen.options import DEFAULT_BATCH_SIZE, GRUEN_OPTIONS  # From: story-quality-metrics
-from story_quality.options import check_options  # From: story-quality-metrics
-from story_quality.texts import check_texts  # From: story-quality-metrics
+from story_quality.registry import REGISTRY  # From: story-quality-metrics
+from story_quality.text_checks import check_texts  # From: story-quality-metrics
 
 _DESCRIPTION = """\
 GRUEN scores the linguistic quality of a text without any reference: grammaticality (a
@@ -59,7 +59,9 @@ PAPER_URL = "https://aclanthology.org/2020.findings-emnlp.9"
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Gruen(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.Metric):
+class Gruen(metric_module.ScorerMetric, evaluate.Metric):
+    entry = REGISTRY["gruen"]
+
     def _info(self) -> evaluate.MetricInfo:
         return metric_module.text_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL)
 
@@ -70,14 +72,6 @@ class Gruen(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.
     def _download_and_prepare(self, dl_manager) -> None:
         """The default models, loaded when first needed; compute calls with other models share them."""
         self.scorer = GruenScorer()
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check every text before ``evaluate`` stores them (it would turn None and numbers into strings)."""
-        check_options(kwargs, GRUEN_OPTIONS.names)
-        metric_module.warn_unused_references(self.name, references)
-        if predictions is not None or (self.writer is None and self.num_process == 1):
-            predictions = self.check_predictions(predictions)
-        return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(
         self,
@@ -94,14 +88,4 @@ class Gruen(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.
         device: str | int | torch.device | None = None,
         precision: str = "fp32",
     ) -> dict:
-        scorer = self.scorer.with_models(
-            lm_model, cola_model, sop_model, lm_revision, cola_revision, sop_revision
-        )
-        return scorer.score(
-            predictions,
-            coherence=coherence,
-            lm_scoring=lm_scoring,
-            batch_size=batch_size,
-            device=device,
-            precision=precision,
-        ).as_dict()
+        return self.scored(predictions, locals())

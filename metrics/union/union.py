@@ -15,8 +15,8 @@ import evaluate
 import torch
 
 from story_quality import metric_module  # From: story-quality-metrics
-from story_quality.options import CONFIG_NAME_ARGUMENTS, check_options  # From: story-quality-metrics
-from story_quality.texts import check_texts  # From: story-quality-metrics
+from story_quality.options import CONFIG_NAME_ARGUMENTS  # From: story-quality-metrics
+from story_quality.registry import REGISTRY  # From: story-quality-metrics
 from story_quality.union import CITATION, UnionScorer  # From: story-quality-metrics
 from story_quality.union.checkpoints import is_config_name  # From: story-quality-metrics
 from story_quality.union.options import DEFAULT_BATCH_SIZE, UNION_OPTIONS  # From: story-quality-metrics
@@ -76,7 +76,10 @@ CODE_URL = "https://github.com/thu-coai/UNION"
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Union(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.Metric):
+class Union(metric_module.ScorerMetric, evaluate.Metric):
+    entry = REGISTRY["union"]
+    config_name_arguments = CONFIG_NAME_ARGUMENTS
+
     def _info(self) -> evaluate.MetricInfo:
         return metric_module.text_metric_info(
             _DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL, codebase_url=CODE_URL
@@ -94,23 +97,6 @@ class Union(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.
         """Load the checkpoint once per metric instance; compute calls reuse it."""
         self.scorer = UnionScorer(self.config_name)
 
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Validate before evaluate's own encoding, which would turn 5 into "5" silently."""
-        check_options(kwargs, UNION_OPTIONS.names, CONFIG_NAME_ARGUMENTS)
-        metric_module.warn_unused_references(self.name, references)
-        with self.taking_turns():  # another thread's add must not land between the check and the work
-            if predictions is None:  # score what add_batch gathered
-                if self.writer is None and self.num_process == 1:
-                    check_texts(None)
-                return super().compute(references=references, **kwargs)
-            texts = check_texts(predictions)
-            if self.num_process == 1 and self.writer is None:
-                # Nothing added with add_batch, one process: score the list as given. evaluate's own
-                # path writes every story to an Arrow file and reads them all back into a second list,
-                # which doubles the memory of a large call.
-                return self._compute(texts, **kwargs)
-            return super().compute(predictions=texts, references=references, **kwargs)
-
     def _compute(
         self,
         predictions: list[str],
@@ -122,17 +108,7 @@ class Union(metric_module.SharedInstance, metric_module.CheckedInputs, evaluate.
         precision: str = "fp32",
         num_workers: int | None = None,
     ) -> dict:
-        result = self.scorer.score(
-            predictions,
-            batch_size=batch_size,
-            device=device,
-            max_length=max_length,
-            long_stories=long_stories,
-            rescale=rescale,
-            precision=precision,
-            num_workers=num_workers,
-        )
-        return result.as_dict()
+        return self.scored(predictions, locals())
 
 
 def _cache_key(name: str) -> str:

@@ -9,7 +9,7 @@ how well metrics agree with human ratings; ``publish-metric``
 refusals are reported alike, by the one handler of :mod:`story_quality.cli.errors` (one line,
 exit status 2). Each command module has
 ``add_parser``, ``check_args`` and ``run``. Building the parsers imports neither torch nor
-transformers (``tests/library/test_import_direction.py``), so ``--help``, ``compare`` and ``meta-evaluate`` start in
+transformers (``tests/test_import_direction.py``), so ``--help``, ``compare`` and ``meta-evaluate`` start in
 well under a second.
 """
 

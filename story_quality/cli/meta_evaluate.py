@@ -32,7 +32,7 @@ import json
 import pathlib
 import sys
 
-from story_quality import output_files
+from story_quality import score_file
 from story_quality.cli.errors import report
 from story_quality.cli.plot import PLOT_EXTRA, check_plot_path
 from story_quality.evaluation import significance
@@ -100,9 +100,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 def check_json_path(path: pathlib.Path, inputs: list[pathlib.Path]) -> None:
     """Before any work: the report's folder exists, it is no input, and only a report this command wrote is replaced."""
     try:
-        output_files.check_folder(path, "--json")
-        output_files.refuse_inputs(path, inputs, "--json")
-    except output_files.OutputError as error:
+        score_file.check_folder(path, "--json")
+        score_file.refuse_inputs(path, inputs, "--json")
+    except score_file.ScoreFileError as error:
         raise MetaEvaluationError(str(error)) from None
     if path.exists():
         try:
@@ -121,7 +121,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
         check_json_path(args.json, inputs)
     if args.plot is not None:
         check_plot_path(args.plot, inputs, software=PLOT_SOFTWARE)
-    if args.json is not None and args.plot is not None and output_files.same_file(args.json, args.plot):
+    if args.json is not None and args.plot is not None and score_file.same_file(args.json, args.plot):
         raise MetaEvaluationError(f"--json and --plot name the same file {args.json}")
 
 

@@ -8,7 +8,7 @@ On GPUs ``accelerate launch --multi_gpu --num_processes 2 -m story_quality score
 asked for more). The rows are cut into chunks; each process scores whole chunks in turn and
 process 0 appends them to the output in input order, so N processes write the one-process file,
 and a run cut short is completed by running the same command again. Before any model loads,
-``--output`` is checked by ``story_quality.output_files``: never an input, never a file this
+``--output`` is checked by ``story_quality.score_file``: never an input, never a file this
 command did not write, one run at a time, resumed only for the same input text (each row
 carries a hash of its text) and the same metric and setting (the first row and the closing
 summary carry the metric's signature).
@@ -27,23 +27,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from story_quality import METRICS, input_files, output_files
+from story_quality import input_files, score_file
 from story_quality.cli.errors import ProcessZeroError, UsageError
-from story_quality.gruen.options import MODEL_OPTIONS
-from story_quality.metric_options import option_specs
 from story_quality.options import add_flags, given_flags, other_metrics_flags
 from story_quality.process_group import leave_process_group, process_group_open
-from story_quality.texts import has_word, is_blank
+from story_quality.registry import METRICS, REGISTRY, option_specs
+from story_quality.text_checks import has_word, is_blank
 
-INPUT_SUFFIXES = (".txt", ".jsonl", ".csv")
 CHUNK = 512
 # What the flags' help says of a default where the command's differs from compute()'s.
 CLI_DEFAULTS = {"device": "the process's accelerator, else cpu"}
-# The metric's per-text result lists, as the output rows name them.
-ROW_KEYS = {
-    "union": {"scores": "union", "percentiles": "percentile"},
-    "gruen": {key: key for key in ("gruen", "grammaticality", "redundancy", "focus", "coherence")},
-}
 
 
 @dataclass
@@ -57,8 +50,10 @@ class Row:
 def read_rows(path: pathlib.Path, text_column: str) -> list[Row]:
     """Every input row with the line it starts on; a row that cannot be scored records why."""
     suffix = path.suffix.lower()
-    if suffix not in INPUT_SUFFIXES:
-        raise UsageError(f"--input {path}: unsupported file type; use one of {', '.join(INPUT_SUFFIXES)}")
+    if suffix not in input_files.SCORE_INPUT_SUFFIXES:
+        raise UsageError(
+            f"--input {path}: unsupported file type; use one of {', '.join(input_files.SCORE_INPUT_SUFFIXES)}"
+        )
     try:
         records = input_files.read_records(path)
     except FileNotFoundError:
@@ -92,7 +87,10 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--output, in input order, with its index, line and scores. Rerun to complete a cut-short output.",
     )
     score.add_argument(
-        "--metric", choices=METRICS, required=True, help="union (coherence) or gruen (quality)"
+        "--metric",
+        choices=METRICS,
+        required=True,
+        help=" or ".join(f"{entry.name} ({entry.about})" for entry in REGISTRY.values()),
     )
     score.add_argument(
         "--input", type=pathlib.Path, required=True, help=".txt (one text a line), .jsonl or .csv"
@@ -143,23 +141,16 @@ def load_scorer(args: argparse.Namespace, device: str) -> Callable[[list[str]], 
     import evaluate
 
     evaluate.logging.disable_progress_bar()  # the scorer's own bars: the command shows one
-    spec = option_specs()[args.metric]
-    options = given_flags(args, spec) | {"device": device}
-    if args.metric == "union":
-        from story_quality.union import UnionScorer
-
-        union = UnionScorer(**given_flags(args, spec, loading=True))
-        return lambda texts: union.score(texts, **options).as_dict()
-    from story_quality.gruen import GruenScorer
-
-    models = {name: options.pop(name) for name in MODEL_OPTIONS if name in options}
-    gruen = GruenScorer(**models)
-    return lambda texts: gruen.score(texts, **options).as_dict()
+    entry = REGISTRY[args.metric]
+    options = given_flags(args, entry.options) | {"device": device}
+    building = {name: options.pop(name) for name in entry.scorer_options if name in options}
+    scorer = entry.build_scorer(given_flags(args, entry.options, loading=True) | building)
+    return lambda texts: scorer.score(texts, **options).as_dict()
 
 
 def per_row(metric: str, result: dict[str, Any], count: int) -> list[dict[str, Any]]:
     """The metric's per-text lists as one dict per text."""
-    rename = ROW_KEYS[metric]
+    rename = REGISTRY[metric].row_keys
     lists = {
         rename[key]: value
         for key, value in result.items()
@@ -230,13 +221,13 @@ def on_main_process(state: Any, work: Callable[[], Any]) -> Any:
 
 def row_identity(row: Row) -> dict[str, Any]:
     """What an output row says of its input row: index, line and a hash of its text."""
-    return {"index": row.index, "line": row.line, output_files.TEXT_HASH: output_files.text_hash(row.text)}
+    return score_file.row_identity(row.index, row.line, row.text)
 
 
 def existing_rows(args: argparse.Namespace, rows: list[Row]) -> list[dict[str, Any]]:
     """The rows an earlier run of this command wrote to --output, checked against --input's text."""
     identities = [row_identity(row) for row in rows]
-    return output_files.read_sealed_rows(args.output, expected=identities, source=args.input)
+    return score_file.read_sealed_rows(args.output, expected=identities, source=args.input)
 
 
 def check_signature(output: pathlib.Path, done: list[dict[str, Any]], signature: str) -> None:
@@ -258,7 +249,7 @@ def write_rows(
         record: dict[str, Any] = row_identity(row)
         if row.index == 0:
             record["signature"] = signature
-            record[output_files.INPUT_ROWS] = total
+            record[score_file.INPUT_ROWS] = total
         if row.problem is not None:
             record["skipped"] = row.problem
         else:
@@ -269,7 +260,7 @@ def write_rows(
                         "a score that is not a number is never written. Check the checkpoint's weights."
                     )
             record.update(scores[row.index])
-        lines.append(output_files.seal(record))
+        lines.append(score_file.seal(record))
     with args.output.open("a", encoding="utf-8") as handle:
         handle.write("".join(lines))
         handle.flush()
@@ -294,7 +285,7 @@ def score(args: argparse.Namespace) -> dict[str, Any]:
     with contextlib.ExitStack() as claim:
 
         def prepare() -> int:
-            claim.enter_context(output_files.claim_output(args.output, [args.input]))
+            claim.enter_context(score_file.claim_output(args.output, [args.input]))
             done.extend(existing_rows(args, rows))
             return len(done)
 

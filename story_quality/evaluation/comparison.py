@@ -30,19 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from story_quality import input_files, output_files
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality import score_file
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.evaluation import significance
-from story_quality.signature import Signature, SignatureError
+from story_quality.signature import Signature
 from story_quality.union import human_scale
 
 ID_COLUMN = "index"
 HUMAN_DOMAINS = {"roc": "human ROC stories", "wp": "human WP stories"}
-# What a score of each metric's columns can be: anything outside is not that metric's score.
-SCORE_RANGES = {"union": (0.0, 1.0), "gruen": (0.0, 1.0), "percentile": (0.0, 100.0)}
-# Fields that say which row a score belongs to, never a score themselves.
-IDENTITY_FIELDS = ("index", "line", output_files.TEXT_HASH, output_files.ROW_HASH, "signature", "skipped",
-                   output_files.INPUT_ROWS)  # fmt: skip
 
 
 class CompareError(ValueError):
@@ -155,123 +150,6 @@ class Comparison:
         return "\n".join(lines + [f"note: {note}" for note in self.notes])
 
 
-def json_rows(path: pathlib.Path) -> list[tuple[int, dict[str, Any]]]:
-    """Every non-blank line of a JSON lines file as (line number, object), read by the library's one
-    strict reader (:mod:`story_quality.input_files`: a key named twice is refused by line)."""
-    try:
-        records = input_files.read_json_records(path)
-    except FileNotFoundError:
-        raise CompareError(f"{path}: no such file") from None
-    except ValueError as error:
-        raise CompareError(f"{error}; not an output of story-quality score") from None
-    except OSError as error:
-        raise CompareError(f"{path}: cannot be read ({error.strerror or error})") from None
-    rows = []
-    for number, record in zip(records.lines, records.rows, strict=True):
-        present = {key: value for key, value in record.items() if value is not None}
-        if output_files.ROW_HASH in record and not (
-            output_files.row_intact(record) or output_files.row_intact(present)
-        ):
-            raise CompareError(
-                f"{path}:{number}: this row was changed after story-quality score wrote it (its "
-                f"{output_files.ROW_HASH} does not match); compare refuses edited scores. A file a table tool "
-                "rewrote is changed too (pandas' to_json rounds scores to 10 digits): compare each system's "
-                "own score file instead (story-quality compare a.jsonl b.jsonl)"
-            )
-        rows.append((number, present))  # a null field is an absent one (pandas writes absent columns so)
-    _every_row_sealed(path, rows)
-    return rows
-
-
-def _every_row_sealed(path: pathlib.Path, rows: list[tuple[int, dict[str, Any]]]) -> None:
-    """In a file whose rows carry a seal, every row must: a row whose seal was deleted is refused."""
-    sealed = [number for number, record in rows if output_files.ROW_HASH in record]
-    unsealed = [number for number, record in rows if output_files.ROW_HASH not in record]
-    if sealed and unsealed:
-        raise CompareError(
-            f"{path}:{unsealed[0]}: this row carries no {output_files.ROW_HASH} while the file's other rows "
-            f"do (line {sealed[0]}): it was added or edited by hand; compare refuses rows it cannot vouch for"
-        )
-
-
-def check_finished(path: pathlib.Path, rows: list[tuple[int, dict[str, Any]]]) -> list[str]:
-    """Refuse an output that story-quality score is still writing or that a run left unfinished
-    (fewer rows than the input it records in its first row); notes on what cannot be told."""
-    holder = output_files.being_written(path)
-    if holder is not None:
-        raise CompareError(
-            f"{path} is still being written by story-quality score ({holder}); wait for that run to finish "
-            "(or pass --allow-unfinished to compare the rows written so far)"
-        )
-    if not rows or output_files.ROW_HASH not in rows[0][1]:
-        return []
-    expected = rows[0][1].get(output_files.INPUT_ROWS)
-    written = sum(1 for _, record in rows if "index" in record)
-    if not isinstance(expected, int) or isinstance(expected, bool):
-        return [f"{path} does not record how many rows its input had (an older story-quality score): "
-                "compare cannot tell whether it is complete"]  # fmt: skip
-    if written < expected:
-        raise CompareError(
-            f"{path} is unfinished: it holds {written} of the {expected} rows of its input (a run cut short); "
-            "rerun the same story-quality score command to complete it, or pass --allow-unfinished"
-        )
-    return []
-
-
-def file_signature(path: pathlib.Path, rows: list[tuple[int, dict[str, Any]]]) -> str:
-    """The one signature a score file carries (first row, closing summary), or an error naming the file."""
-    found = {(number, record["signature"]) for number, record in rows if "signature" in record}
-    if not rows or not found:
-        raise CompareError(
-            f"{path} carries no signature (story-quality score writes it into the first row): "
-            "compare refuses scores it cannot trace to a checkpoint and setting"
-        )
-    for number, signature in sorted(found):
-        if not isinstance(signature, str):
-            raise CompareError(
-                f"{path}:{number}: signature is {signature!r}, not a signature story-quality score wrote"
-            )
-    signatures = {signature for _, signature in found}
-    if len(signatures) > 1:
-        raise CompareError(f"{path} holds rows of several signatures: {', '.join(sorted(signatures))}")
-    return signatures.pop()
-
-
-def parsed_signature(path: pathlib.Path, signature: str) -> Signature:
-    """A file's signature parsed, or an error naming the file."""
-    try:
-        return Signature.parse(signature)
-    except SignatureError as error:
-        raise CompareError(f"{path}: {error}; not an output of story-quality score") from None
-
-
-def row_score(path: pathlib.Path, number: int, record: dict[str, Any], column: str) -> float | None:
-    """The row's score, None for a row ``score`` skipped; an error naming the line for anything else."""
-    if column not in record:
-        if "skipped" in record:
-            return None
-        raise CompareError(f"{path}:{number}: no {column!r} field (--score-column names the score)")
-    value = record[column]
-    try:
-        number_value = (
-            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-        )
-    except OverflowError:
-        number_value = math.inf
-    if number_value is None or not math.isfinite(number_value):
-        shown = (
-            repr(value) if len(repr(value)) < 40 else f"{repr(value)[:30]}... ({len(repr(value))} characters)"
-        )
-        raise CompareError(f"{path}:{number}: {column} is {shown}, not a finite number")
-    low, high = SCORE_RANGES.get(column, (-math.inf, math.inf))
-    if not low <= number_value <= high:
-        raise CompareError(
-            f"{path}:{number}: {column} is {number_value!r}, outside the range of a {column} score "
-            f"[{low:g}, {high:g}]; it is not a score story-quality score wrote"
-        )
-    return number_value
-
-
 def _key(path: pathlib.Path, number: int, value: Any, what: str) -> Any:
     """A row id or system name as a key: a string or a finite number (JSON true is not 1)."""
     if isinstance(value, str) or (
@@ -290,12 +168,12 @@ def read_systems(
     allow_unfinished: bool = False,
 ) -> tuple[str, str, list[System]]:
     """(signature, score column, systems) of one score file: one system, or one per ``system_column`` value."""
-    rows = json_rows(path)
+    rows = score_file.json_rows(path)
     notes = [f"{path}: read unfinished as asked (--allow-unfinished)"] if allow_unfinished else []
-    notes += [] if allow_unfinished else check_finished(path, rows)
-    signature = file_signature(path, rows)
-    column = score_column or parsed_signature(path, signature).metric
-    refused = {*IDENTITY_FIELDS, id_column, *([system_column] if system_column else [])}
+    notes += [] if allow_unfinished else score_file.check_finished(path, rows)
+    signature = score_file.file_signature(path, rows)
+    column = score_column or score_file.parsed_signature(path, signature).metric
+    refused = {*score_file.IDENTITY_FIELDS, id_column, *([system_column] if system_column else [])}
     if column in refused:
         raise CompareError(
             f"--score-column {column}: that field says which row a score belongs to; it is not a score"
@@ -318,7 +196,7 @@ def read_systems(
         if row_id in seen.setdefault(name, set()):
             raise CompareError(f"{path}:{number}: {id_column} {row_id!r} appears twice for system {name!r}")
         seen[name].add(row_id)
-        value = row_score(path, number, record, column)
+        value = score_file.row_score(path, number, record, column)
         if value is None:
             system.skipped += 1
         else:
@@ -365,9 +243,12 @@ def load_systems(
     if not paths:
         raise CompareError("no input: name the score files of two or more systems")
     _refuse_the_same_file_twice([pathlib.Path(path) for path in paths])
-    read = [(pathlib.Path(path),
-             *read_systems(pathlib.Path(path), score_column, id_column, system_column, allow_unfinished))
-            for path in paths]  # fmt: skip
+    try:
+        read = [(pathlib.Path(path),
+                 *read_systems(pathlib.Path(path), score_column, id_column, system_column, allow_unfinished))
+                for path in paths]  # fmt: skip
+    except score_file.ScoreFileError as error:
+        raise CompareError(str(error)) from None
     columns = {column for _, _, column, _ in read}
     if len(columns) > 1:
         raise CompareError(
@@ -390,7 +271,7 @@ def load_systems(
 def _refuse_the_same_file_twice(paths: list[pathlib.Path]) -> None:
     """One file named twice (or through a link) is one system, not two that agree perfectly."""
     for first, second in itertools.combinations(paths, 2):
-        if output_files.same_file(first, second):
+        if score_file.same_file(first, second):
             raise CompareError(f"{first} and {second} are the same file: name each system's scores once")
 
 

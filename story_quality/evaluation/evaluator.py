@@ -29,9 +29,10 @@ from evaluate.evaluator import TextGenerationEvaluator
 from transformers import PreTrainedModel
 
 from story_quality.evaluation import significance
+from story_quality.registry import means_of
 
 # The mean keys of each metric's result, and the per-text key each is the mean of.
-MEANS_OF = {"union_score": "scores", "gruen_score": "scores", "mean_gruen": "scores"}
+MEANS_OF = means_of()
 
 
 class GeneratedTextEvaluator(TextGenerationEvaluator):

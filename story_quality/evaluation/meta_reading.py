@@ -7,7 +7,7 @@ without a rating (``null``, an empty CSV cell, or a list of nulls) is kept, coun
 out of every figure. Optional columns: an id, the system (generator) and the group (prompt).
 
 A score file is an output of ``story-quality score`` on that ratings file, or any JSON lines
-file with an id and a score: read by :mod:`story_quality.evaluation.comparison`'s reader (rows
+file with an id and a score: read by :mod:`story_quality.score_file`'s reader (rows
 edited after ``score`` sealed them, unfinished outputs and scores out of their range are
 refused there). Its rows are matched to the ratings by the id where the score file carries the
 ratings' id column, else by the row ``index`` ``score`` wrote, every row's ``text_hash``
@@ -28,15 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from story_quality import input_files, output_files
-from story_quality.evaluation import comparison
+from story_quality import input_files, score_file
 
 
 class MetaEvaluationError(ValueError):
     """A bad file, row or option: the message names it (exit status 2)."""
-
-
-RATING_SUFFIXES = (".jsonl", ".json", ".csv")
 
 
 @dataclass
@@ -139,8 +135,10 @@ def _column(
 
 
 def _records(path: pathlib.Path) -> input_files.Records:
-    if path.suffix.lower() not in RATING_SUFFIXES:
-        raise MetaEvaluationError(f"{path}: a ratings file is {', '.join(RATING_SUFFIXES)} (a rating a row)")
+    if path.suffix.lower() not in input_files.RATING_SUFFIXES:
+        raise MetaEvaluationError(
+            f"{path}: a ratings file is {', '.join(input_files.RATING_SUFFIXES)} (a rating a row)"
+        )
     try:
         return input_files.read_records(path)
     except FileNotFoundError:
@@ -235,8 +233,8 @@ def _score_column(
     if score_column is not None:
         return score_column
     if signature is not None:
-        return comparison.parsed_signature(path, signature).metric
-    identity = {*comparison.IDENTITY_FIELDS, id_column}
+        return score_file.parsed_signature(path, signature).metric
+    identity = {*score_file.IDENTITY_FIELDS, id_column}
     numeric = {key for _, record in rows for key, value in record.items()
                if key not in identity and isinstance(value, int | float) and not isinstance(value, bool)}  # fmt: skip
     if len(numeric) != 1:
@@ -263,12 +261,12 @@ def _position(ratings: Ratings, path: pathlib.Path, number: int, record: dict, b
             f"{where}: index {index!r} is not a row of the ratings file {ratings.path} ({len(ratings.texts)} rows); "
             "score the ratings file itself, or give both files an id column"
         )
-    found = record.get(output_files.TEXT_HASH)
-    if found != output_files.text_hash(ratings.texts[index]):
-        problem = f"carries no {output_files.TEXT_HASH}" if found is None else "scored another text"
+    found = record.get(score_file.TEXT_HASH)
+    if found != score_file.text_hash(ratings.texts[index]):
+        problem = f"carries no {score_file.TEXT_HASH}" if found is None else "scored another text"
         raise MetaEvaluationError(
             f"{where}: row {index} {problem} than line {ratings.lines[index]} of {ratings.path} "
-            f"({output_files.TEXT_HASH} {found!r}); the score file was not written by story-quality score on "
+            f"({score_file.TEXT_HASH} {found!r}); the score file was not written by story-quality score on "
             "this ratings file (give both files an id column to match by id)"
         )
     return index
@@ -279,12 +277,12 @@ def read_scores(
 ) -> MetricScores:
     """One score file's scores in the ratings' row order, every row matched or refused by name."""
     try:
-        rows = comparison.json_rows(path)
-        comparison.check_finished(path, rows)
+        rows = score_file.json_rows(path)
+        score_file.check_finished(path, rows)
         signed = any("signature" in record for _, record in rows)
-        signature = comparison.file_signature(path, rows) if signed else None
+        signature = score_file.file_signature(path, rows) if signed else None
         column = _score_column(path, rows, signature, score_column, id_column)
-    except comparison.CompareError as error:
+    except score_file.ScoreFileError as error:
         raise MetaEvaluationError(str(error)) from None
     by_id = id_column if ratings.ids is not None and any(id_column in record for _, record in rows) else None
     scores = np.full(len(ratings.texts), math.nan)
@@ -303,8 +301,8 @@ def read_scores(
             )
         seen[position] = number
         try:
-            value = comparison.row_score(path, number, record, column)
-        except comparison.CompareError as error:
+            value = score_file.row_score(path, number, record, column)
+        except score_file.ScoreFileError as error:
             raise MetaEvaluationError(str(error)) from None
         scores[position] = math.nan if value is None else value
     unmatched = [i for i in range(len(ratings.texts)) if i not in seen]
@@ -321,10 +319,10 @@ def read_all_scores(
 ) -> list[MetricScores]:
     """Every score file, none of them the ratings file or named twice; names made unique."""
     for i, path in enumerate(paths):
-        if output_files.same_file(path, ratings.path):
+        if score_file.same_file(path, ratings.path):
             raise MetaEvaluationError(f"{path} is the ratings file; name the score files of the metrics")
         for other in paths[:i]:
-            if output_files.same_file(path, other):
+            if score_file.same_file(path, other):
                 raise MetaEvaluationError(
                     f"{other} and {path} are the same file: name each metric's scores once"
                 )

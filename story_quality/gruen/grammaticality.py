@@ -25,18 +25,18 @@ import torch
 import torch.nn.functional as F
 from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 
-from story_quality import onednn_products
 from story_quality.batching import length_sorted_batches, pad_batch, progress
-from story_quality.exact_products import MIN_ROWS, exact_cpu_product, row_slices
+from story_quality.bert_forward import onednn_products
+from story_quality.bert_forward.exact_products import MIN_ROWS, exact_cpu_product, row_slices
+from story_quality.bert_forward.packed_layers import last_hidden_rows
 from story_quality.gruen.loading import LoadedModel
 from story_quality.gruen.tokenization import encode_single
-from story_quality.packed_bert import last_hidden_rows
 
 COLA_MAX_LENGTH = 128
 # Positions per oneDNN vocabulary product: 16 MB of logits for BERT's vocabulary, read back by
 # log_softmax from the cache. oneDNN writes each piece's logits into fresh memory; at 256 positions
 # (31 MB) glibc often mapped it from the system anew, page by page, and a fifth of the pieces took
-# nearly three times as long: on the AMD EPYC the head went from 319 to 394 GFLOP/s at 128.
+# nearly three times as long (the speeds: benchmarks/log/2026-11-28-onednn-fp32.md).
 ONEDNN_HEAD_POSITIONS = 128
 HEAD_CHUNK = 1024  # positions per LM-head call: bounds the (positions x vocabulary) logits in memory
 COPY_BLOCK = 256  # vocabulary columns per block when copied row-major (1.5x-3x faster than whole)
@@ -69,7 +69,7 @@ class LossesAt:
     * the vocabulary product is written column-major (each column aligned), which MKL computes
       as the transposed product, 1.3x-1.6x faster than row-major on 2 cores, and is then copied
       row-major block by block; from :data:`MIN_ROWS` rows on, the bits are the row-major
-      product's (:mod:`story_quality.exact_products`);
+      product's (:mod:`story_quality.bert_forward.exact_products`);
     * the logits go into buffers that all batches reuse and become log-probabilities in place:
       the same ``log_softmax`` kernel, without two fresh tensors of over 100 MB per chunk.
     """
@@ -110,7 +110,7 @@ class LossesAt:
         cols: torch.Tensor,
     ) -> torch.Tensor:
         """The encoder's last states at the positions: a plain BERT's through its packed layers
-        (:mod:`story_quality.packed_bert`), any other encoder through its own forward."""
+        (:mod:`story_quality.bert_forward.packed_layers`), any other encoder through its own forward."""
         if self.bert_layers is None:
             return encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state[rows, cols]
         real = mask.bool()
@@ -160,9 +160,8 @@ def _onednn_losses(
 ) -> torch.Tensor:
     """``F.cross_entropy(head(part))`` bit for bit under ``precision="fp32-onednn"``, in pieces of
     at most :data:`ONEDNN_HEAD_POSITIONS` positions whose logits oneDNN writes fresh and
-    ``log_softmax`` turns into log-probabilities in place while they are in the cache: 1.5x the
-    speed of the whole chunk's cross-entropy on the AMD EPYC with AVX-512 (1,024 positions, BERT's
-    vocabulary)."""
+    ``log_softmax`` turns into log-probabilities in place while they are in the cache, faster than
+    the whole chunk's cross-entropy (benchmarks/log/2026-11-28-onednn-fp32.md)."""
     states = transform(part)
     losses = []
     for rows in row_slices(len(states), ONEDNN_HEAD_POSITIONS):

@@ -18,13 +18,13 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from story_quality.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.bert_forward.classifier import BertClassifierFastPath, supports_fast_path
+from story_quality.bert_forward.packed_layers import BertLayers, supports_bert_layers
+from story_quality.checkpoints.files import CHECKPOINT_LAYOUT, local_checkpoint_problem
+from story_quality.checkpoints.hub_reach import hub_lookup_options
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.devices import non_finite_tensor
-from story_quality.hub_reach import hub_lookup_options
 from story_quality.model_window import model_window
-from story_quality.packed_bert import BertLayers, supports_bert_layers
 
 MODEL_CLASSES = {
     "lm": AutoModelForMaskedLM,

@@ -6,14 +6,23 @@ metric card's option table all read :data:`GRUEN_OPTIONS` (see ``story_quality.o
 
 from __future__ import annotations
 
-from story_quality.gruen.checkpoints import COLA_CHECKPOINT, COLA_REVISION, LM_CHECKPOINT, SOP_CHECKPOINT
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from story_quality.checkpoints.reference import CheckpointReference
+from story_quality.gruen.checkpoints import (
+    COLA_CHECKPOINT,
+    COLA_REVISION,
+    LM_CHECKPOINT,
+    SOP_CHECKPOINT,
+    default_revision,
+)
 from story_quality.options import DEVICE, PRECISION, Option, OptionSpec
 
 DEFAULT_BATCH_SIZE = 32
 # How the masked LM's fluency term is computed: the release's unmasked pass, or the paper's
 # pseudo-log-likelihood (story_quality.gruen.grammaticality).
 LM_SCORINGS = ("reference", "pll")
-MODEL_OPTIONS = ("lm_model", "cola_model", "sop_model", "lm_revision", "cola_revision", "sop_revision")
 
 GRUEN_OPTIONS = OptionSpec(
     "gruen",
@@ -72,3 +81,28 @@ GRUEN_OPTIONS = OptionSpec(
         PRECISION,
     ),
 )
+
+# The options that name a model (a Hub id or folder, and its revision): the scorer's, not a call's.
+MODEL_OPTIONS = tuple(option.name for option in GRUEN_OPTIONS.options if option.kind in ("model", "revision"))
+
+
+class GruenModels(NamedTuple):
+    """GRUEN's three models as one value, each a checkpoint reference (name and revision)."""
+
+    lm: CheckpointReference
+    cola: CheckpointReference
+    sop: CheckpointReference
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> GruenModels:
+        """From the options ``ROLE_model`` and ``ROLE_revision`` (:data:`MODEL_OPTIONS`), each checked,
+        those not given at their defaults; the default CoLA model at its pinned revision."""
+        given = {name: GRUEN_OPTIONS[name].check(options.get(name, GRUEN_OPTIONS[name].default))
+                 for name in MODEL_OPTIONS}  # fmt: skip
+        return cls(
+            CheckpointReference.parse(given["lm_model"], given["lm_revision"]),
+            CheckpointReference.parse(
+                given["cola_model"], default_revision(given["cola_model"], given["cola_revision"])
+            ),
+            CheckpointReference.parse(given["sop_model"], given["sop_revision"]),
+        )

@@ -19,15 +19,14 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from story_quality import precision as arithmetic
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality import arithmetic
 from story_quality.gruen.aspects import AspectScorer
-from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT, default_revision
+from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT
 from story_quality.gruen.loading import ModelCache
-from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
-from story_quality.gruen.text import text_to_sentences
+from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS, GruenModels
+from story_quality.gruen.sentences import text_to_sentences
 from story_quality.signature import Signature
-from story_quality.texts import check_texts, has_word, unknown_shares, warn_unread_texts
+from story_quality.text_checks import check_texts, has_word, unknown_shares, warn_unread_texts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,30 +75,16 @@ class GruenScorer:
         sop_revision: str | None = None,
         models: ModelCache | None = None,
     ) -> None:
-        given = {"lm_model": lm_model, "cola_model": cola_model, "sop_model": sop_model}
-        given |= {"lm_revision": lm_revision, "cola_revision": cola_revision, "sop_revision": sop_revision}
-        checked = {name: GRUEN_OPTIONS[name].check(value) for name, value in given.items()}
-        self.lm = CheckpointReference.parse(checked["lm_model"], checked["lm_revision"])
-        self.cola = CheckpointReference.parse(
-            checked["cola_model"], default_revision(checked["cola_model"], checked["cola_revision"])
-        )
-        self.sop = CheckpointReference.parse(checked["sop_model"], checked["sop_revision"])
+        names = (lm_model, cola_model, sop_model, lm_revision, cola_revision, sop_revision)
+        self.checkpoints = GruenModels.from_options(dict(zip(MODEL_OPTIONS, names, strict=True)))
+        self.lm, self.cola, self.sop = self.checkpoints
         self.models = ModelCache() if models is None else models
 
-    def with_models(
-        self,
-        lm_model: str = LM_CHECKPOINT,
-        cola_model: str = COLA_CHECKPOINT,
-        sop_model: str = SOP_CHECKPOINT,
-        lm_revision: str | None = None,
-        cola_revision: str | None = None,
-        sop_revision: str | None = None,
-    ) -> GruenScorer:
-        """A scorer of these models that shares this one's loaded models (itself when they are the same)."""
-        other = GruenScorer(
-            lm_model, cola_model, sop_model, lm_revision, cola_revision, sop_revision, self.models
-        )
-        return self if (other.lm, other.cola, other.sop) == (self.lm, self.cola, self.sop) else other
+    def with_models(self, **options: Any) -> GruenScorer:
+        """A scorer of the models ``options`` name (:data:`MODEL_OPTIONS`, those not given at their
+        defaults) that shares this one's loaded models (itself when they are the same)."""
+        same = GruenModels.from_options(options) == self.checkpoints
+        return self if same else GruenScorer(**options, models=self.models)
 
     def signature(self, coherence: bool, lm_scoring: str, precision: str = "fp32") -> Signature:
         """What made the scores: each model with its Hub revision or folder sha256, and the settings."""

@@ -10,11 +10,10 @@ only as the Hub ids a checkpoint trained with that preset is published under.
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 
-from story_quality.checkpoint_files import sha256_of
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.files import sha256_of
+from story_quality.checkpoints.reference import CheckpointReference
 
 # Where a checkpoint trained with each corpus preset is pushed (training/union_presets.py); none is
 # published yet, so these are not config names of the metric (resolve_checkpoint refuses them).
@@ -23,14 +22,13 @@ PUBLISHED_CHECKPOINTS: dict[str, str] = {
     "wp": "story-quality-metrics/union-wp",
 }
 SHIPPED_DEFAULT = "default"
-# The installed package that carries the shipped default as package data. ``evaluate`` runs
-# a copy of the metric script from its module cache, away from the folder, so the folder is
-# found through the installed package rather than beside this file.
+# The package data that carries the shipped default: metrics/union/ of the repository, which is
+# story_quality/metrics/union/ in a clone (a link) and once installed alike.
 SHIPPED_DEFAULT_PACKAGE = "story_quality.metrics.union"
 SHIPPED_DEFAULT_FOLDER = "default_checkpoint"
 MANIFEST = "SHA256SUMS"
 # sha256 of the shipped default's MANIFEST, which lists the sha256 of every other file in it.
-SHIPPED_DEFAULT_MANIFEST_SHA256 = "08f651d12db8997f9636d09bd386583f965548cb6bfea4015a35eb4edd141734"
+SHIPPED_DEFAULT_MANIFEST_SHA256 = "d9f07ca93314b05ca71a0d1f6cc23065126319a1843ddb6c3b1a0f1443be4b4b"
 
 
 class CheckpointError(OSError):
@@ -39,11 +37,9 @@ class CheckpointError(OSError):
 
 def shipped_default_dir() -> pathlib.Path:
     """The shipped default's folder, package data of ``story_quality.metrics.union``."""
-    spec = importlib.util.find_spec(SHIPPED_DEFAULT_PACKAGE)
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        candidate = pathlib.Path(location) / SHIPPED_DEFAULT_FOLDER
-        if candidate.is_dir():
-            return candidate
+    folder = pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union" / SHIPPED_DEFAULT_FOLDER
+    if folder.is_dir():
+        return folder
     raise CheckpointError(
         f"The shipped UNION checkpoint ('{SHIPPED_DEFAULT}') was not found: it is package data of the "
         f"'story-quality-metrics' project ({SHIPPED_DEFAULT_PACKAGE.replace('.', '/')}/{SHIPPED_DEFAULT_FOLDER}/). "

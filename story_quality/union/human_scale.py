@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from story_quality.checkpoint_files import sha256_of, weights_sha256
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.files import sha256_of, weights_sha256
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.signature import Signature, SignatureError
 
 RESCALES = {"human-roc": "roc", "human-wp": "wp"}
@@ -122,7 +122,7 @@ def raw_reading(signature: str | Signature) -> tuple[str, ...]:
     >>> raw_reading("union|v1|checkpoint:default@sha256:ab|window:256|fp32|human-roc:sha256:cd")
     ('union', 'checkpoint:default@sha256:ab', 'window:256')
     """
-    return Signature.parse(signature).without(*RESCALES).reading()
+    return Signature.parse(signature).without(*RESCALES).scoring_parts()
 
 
 @functools.lru_cache(maxsize=8)

@@ -9,11 +9,11 @@ import torch
 import transformers
 from safetensors import SafetensorError
 
-from story_quality.checkpoint_files import CHECKPOINT_LAYOUT, local_checkpoint_problem
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.files import CHECKPOINT_LAYOUT, local_checkpoint_problem
+from story_quality.checkpoints.hub_reach import hub_lookup_options
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.devices import non_finite_tensor
-from story_quality.hub_reach import hub_lookup_options
-from story_quality.texts import unknown_share
+from story_quality.text_checks import unknown_share
 from story_quality.union.checkpoints import CheckpointError, alternative_hint
 
 # A UNION checkpoint's class names by index, as training/train_union.py writes them (DESIGN principle 1).

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO
 
 from story_quality.union.encoding import ENCODE_CHUNK, Encoded, encode
-from story_quality.union.text import StoryNormalization
+from story_quality.union.normalization import StoryNormalization
 
 # What a worker answers: ("ok", Encoded) or ("error", the worker's traceback).
 _OK, _ERROR = "ok", "error"

@@ -15,7 +15,6 @@ from __future__ import annotations
 import array
 import dataclasses
 import math
-import os
 import pathlib
 import warnings
 from collections.abc import Mapping, Sequence
@@ -23,22 +22,22 @@ from typing import Any
 
 import torch
 
-from story_quality import precision as arithmetic
+from story_quality import arithmetic
 from story_quality.batching import progress
-from story_quality.bert_classifier_fast_path import BertClassifierFastPath, supports_fast_path
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.bert_forward.classifier import BertClassifierFastPath, supports_fast_path
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.model_window import model_window
 from story_quality.options import check_window
 from story_quality.signature import Signature, normalization_label
-from story_quality.texts import check_texts, warn_unread_texts
+from story_quality.text_checks import check_texts, warn_unread_texts
 from story_quality.union.checkpoints import SHIPPED_DEFAULT, is_config_name, resolve_checkpoint
 from story_quality.union.encoding import Encoded, Rows, append_encoded, encode
 from story_quality.union.human_scale import RESCALES, HumanScale, human_scale_for_call
 from story_quality.union.inference import class_probabilities
 from story_quality.union.loading import load_checkpoint, refuse_unscorable
+from story_quality.union.normalization import StoryNormalization
 from story_quality.union.options import UNION_OPTIONS, default_workers
 from story_quality.union.preparation import PreparationWorkers
-from story_quality.union.text import StoryNormalization
 from story_quality.union.windows import encode_windows, recorded_long_stories, story_means
 from story_quality.warning_origin import user_stacklevel
 
@@ -63,10 +62,10 @@ class UnionResult:
 
 
 @dataclasses.dataclass(frozen=True)
-class Reading:
-    """How one call reads its texts: every option of :data:`UNION_OPTIONS`, checked, with those the
-    checkpoint decides (the window, how long stories are read, the precision the device allows)
-    resolved against it. ``reading.NAME`` is option ``NAME``'s value."""
+class CallOptions:
+    """One call's options: every option of :data:`UNION_OPTIONS`, checked, with those the checkpoint
+    decides (the window, how long stories are read, the precision the device allows) resolved
+    against it. ``options.NAME`` is option ``NAME``'s value."""
 
     options: Mapping[str, Any]
 
@@ -94,7 +93,7 @@ class UnionScorer:
     def _model_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
 
-    def reading(self, options: Mapping[str, Any]) -> Reading:
+    def call_options(self, options: Mapping[str, Any]) -> CallOptions:
         """``options`` (``score``'s keyword arguments) checked by :data:`UNION_OPTIONS` and resolved
         against this checkpoint: its window, and how it reads long stories when not told."""
         checked = UNION_OPTIONS.check(options, caller="score()")
@@ -110,17 +109,17 @@ class UnionScorer:
                 else checked["num_workers"]
             ),
         }
-        return Reading({**checked, **resolved})
+        return CallOptions({**checked, **resolved})
 
-    def signature(self, reading: Reading) -> Signature:
-        """What made the scores: checkpoint, normalisation, window and reading, precision, version."""
+    def signature(self, call: CallOptions) -> Signature:
+        """What made the scores: checkpoint, normalisation, window, long stories, precision, version."""
         return Signature.of(
             "union",
             f"checkpoint:{self.checkpoint.label()}",
             f"norm:{normalization_label(self.normalization.to_dict())}",
-            f"window:{reading.window}",
-            f"long:{reading.long_stories}",
-            arithmetic.SIGNATURE_LABELS[reading.precision],
+            f"window:{call.window}",
+            f"long:{call.long_stories}",
+            arithmetic.SIGNATURE_LABELS[call.precision],
         )
 
     @UNION_OPTIONS.keywords
@@ -128,25 +127,23 @@ class UnionScorer:
         """P(human-written) of each text; every text and option (:data:`UNION_OPTIONS`, keyword
         arguments) is checked before any work."""
         texts = check_texts(texts)
-        reading = self.reading(options)
-        made_by = self.signature(reading)
+        call = self.call_options(options)
+        made_by = self.signature(call)
         human = None
-        if reading.rescale is not None:  # the table is checked before any story is read
-            human = human_scale_for_call(reading.rescale, made_by, self.checkpoint)
-        if next(self.model.parameters()).device != reading.device:
-            self.model.to(reading.device)
-        scores = self._scores(texts, reading)
-        return _with_percentiles(scores, made_by, reading.rescale, human)
+        if call.rescale is not None:  # the table is checked before any story is read
+            human = human_scale_for_call(call.rescale, made_by, self.checkpoint)
+        if next(self.model.parameters()).device != call.device:
+            self.model.to(call.device)
+        scores = self._scores(texts, call)
+        return _with_percentiles(scores, made_by, call.rescale, human)
 
-    def _encode(self, texts: list[str], reading: Reading) -> Encoded:
+    def _encode(self, texts: list[str], call: CallOptions) -> Encoded:
         with progress(total=len(texts), desc="UNION text", unit="story") as bar:
-            if reading.long_stories == "windows":
+            if call.long_stories == "windows":
                 return encode_windows(
-                    self.tokenizer, texts, reading.window, self.normalization, progress=bar.update
+                    self.tokenizer, texts, call.window, self.normalization, progress=bar.update
                 )
-            return encode(
-                self.tokenizer, texts, reading.window, prepare=self.normalization, progress=bar.update
-            )
+            return encode(self.tokenizer, texts, call.window, prepare=self.normalization, progress=bar.update)
 
     def workers(self, count: int) -> PreparationWorkers:
         """This scorer's text preparation workers, ``count`` of them, kept between calls."""
@@ -156,50 +153,50 @@ class UnionScorer:
             self._workers = PreparationWorkers(self.tokenizer, self.normalization, count)
         return self._workers
 
-    def _window_scores(self, encoded: Encoded, reading: Reading, batch_bar: bool = True) -> list[float]:
-        """P(human) of each encoded row, in batches of ``reading.batch_size`` sorted by length."""
+    def _window_scores(self, encoded: Encoded, call: CallOptions, batch_bar: bool = True) -> list[float]:
+        """P(human) of each encoded row, in batches of ``call.batch_size`` sorted by length."""
         return class_probabilities(
             self.logits_fn,
             encoded,
             label_index=self.label_index,
             pad_id=self.tokenizer.pad_token_id,
-            batch_size=reading.batch_size,
-            device=reading.device,
-            precision=reading.precision,
+            batch_size=call.batch_size,
+            device=call.device,
+            precision=call.precision,
             progress=(lambda batches: progress(batches, desc="UNION", unit="batch")) if batch_bar else None,
         )
 
-    def _overlapped(self, texts: list[str], reading: Reading) -> tuple[Encoded, list[float]]:
+    def _overlapped(self, texts: list[str], call: CallOptions) -> tuple[Encoded, list[float]]:
         """Every text encoded by the workers and its rows scored, chunk by chunk, the model scoring one
         chunk while the workers prepare the next; the encodings joined in input order."""
-        windows = reading.long_stories == "windows"
-        joined = Encoded(Rows(), [], reading.window, array.array("i") if windows else None)
+        windows = call.long_stories == "windows"
+        joined = Encoded(Rows(), [], call.window, array.array("i") if windows else None)
         scores: list[float] = []
-        chunks = self.workers(reading.num_workers).chunks(texts, reading.window, reading.long_stories)
+        chunks = self.workers(call.num_workers).chunks(texts, call.window, call.long_stories)
         with progress(total=len(texts), desc="UNION", unit="story") as bar:
             for start, count, encoded in chunks:
-                scores += self._window_scores(encoded, reading, batch_bar=False)
+                scores += self._window_scores(encoded, call, batch_bar=False)
                 append_encoded(joined, encoded, start)
                 bar.update(count)
         return joined, scores
 
-    def _scores(self, texts: list[str], reading: Reading) -> list[float]:
-        if reading.num_workers and texts:
-            encoded, window_scores = self._overlapped(texts, reading)
-            self._warn(texts, encoded, reading)
+    def _scores(self, texts: list[str], call: CallOptions) -> list[float]:
+        if call.num_workers and texts:
+            encoded, window_scores = self._overlapped(texts, call)
+            self._warn(texts, encoded, call)
         else:
-            encoded = self._encode(texts, reading)
-            self._warn(texts, encoded, reading)
-            window_scores = self._window_scores(encoded, reading)
+            encoded = self._encode(texts, call)
+            self._warn(texts, encoded, call)
+            window_scores = self._window_scores(encoded, call)
         return story_means(window_scores, encoded, len(texts))
 
-    def _warn(self, texts: list[str], encoded: Encoded, reading: Reading) -> None:
+    def _warn(self, texts: list[str], encoded: Encoded, call: CallOptions) -> None:
         """Refuse a text the model cannot read; warn of texts it reads little of, and of truncation."""
         warn_unread_texts(texts, refuse_unscorable(encoded, self.tokenizer))
         if encoded.truncated:
             warnings.warn(
                 f"{len(encoded.truncated)} of {len(texts)} stories are longer than the model's window of "
-                f"{reading.window} word pieces and were truncated, keeping the head "
+                f"{call.window} word pieces and were truncated, keeping the head "
                 f"(first: predictions[{encoded.truncated[0]}]).",
                 stacklevel=user_stacklevel(),
             )
@@ -217,14 +214,6 @@ def _with_percentiles(
         str(made_by.with_part(human.signature_part(rescale))),
         percentiles=human.percentiles(scores, RESCALES[rescale]),
     )
-
-
-def score_stories(
-    checkpoint: str | os.PathLike, stories: Sequence[str], batch_size: int = 32, device: Any = None
-) -> list[float]:
-    """The ``union`` metric's scores of ``stories`` under a local checkpoint folder (its scorer, loaded here)."""
-    scorer = UnionScorer(os.path.abspath(checkpoint))
-    return scorer.score(list(stories), batch_size=batch_size, device=device).scores
 
 
 def scorer_for(checkpoint: str) -> UnionScorer:

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from story_quality.union.encoding import ENCODE_CHUNK, Encoded, Rows, special_affixes
+from story_quality.union.normalization import StoryNormalization, split_sentences
 from story_quality.union.options import LONG_STORIES, LONG_STORIES_CONFIG_KEY
-from story_quality.union.text import StoryNormalization, split_sentences
 
 
 def recorded_long_stories(config: Any) -> str:
@@ -40,7 +40,7 @@ def recorded_long_stories(config: Any) -> str:
 def text_and_sentence_starts(normalization: StoryNormalization, text: str) -> tuple[str, list[int]]:
     """The text the model reads (``normalization(text)``) and where each of its sentences starts.
 
-    >>> from story_quality.union.text import ROC_STORIES
+    >>> from story_quality.union.normalization import ROC_STORIES
     >>> text_and_sentence_starts(ROC_STORIES, "Tom ran. He fell!")
     ('[MALE] ran . he fell !', [0, 13])
     """

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from benchmarks import machine
-from story_quality.onednn_products import onednn_refusal
+from story_quality.bert_forward.onednn_products import onednn_refusal
 
 
 def test_a_peak_is_its_best_library_and_names_each():

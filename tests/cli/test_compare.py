@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from tiny_models import save_union_checkpoint
 
-from story_quality import cli, output_files
+from story_quality import cli, score_file
 from story_quality.cli import compare as compare_command
 from story_quality.cli import plot
 from story_quality.evaluation import comparison, significance
 from story_quality.union import human_scale
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -168,7 +168,7 @@ def test_a_row_edited_after_score_sealed_it_is_refused_naming_file_and_line(tmp_
     sealed = [{"index": i, "line": i + 1, "union": x} for i, x in enumerate(system_scores(0, 5))]
     sealed[0] = {"index": 0, "line": 1, "signature": SIGNATURE, "union": sealed[0]["union"]}
     path = tmp_path / "a.jsonl"
-    path.write_text("".join(output_files.seal(row) for row in sealed))
+    path.write_text("".join(score_file.seal(row) for row in sealed))
     other = write_scores(tmp_path / "b.jsonl", system_scores(1, 5))
     assert comparison.compare_files([path, other], resamples=40).systems[0].n == 5
     lines = path.read_text().splitlines()
@@ -268,7 +268,7 @@ def test_files_that_story_quality_score_wrote_compare_end_to_end(tmp_path, capsy
     )
     assert "only 6 paired rows" in result["notes"][1]
     first = json.loads(outputs[0].read_text().splitlines()[0])
-    assert first[output_files.INPUT_ROWS] == 6  # what compare reads to know the output is finished
+    assert first[score_file.INPUT_ROWS] == 6  # what compare reads to know the output is finished
 
 
 # --- what compare refuses to vouch for (issue 47) ---
@@ -280,11 +280,11 @@ def sealed_scores(
     """A file as story-quality score writes it now: sealed rows, the input's row count in the first."""
     first = {
         "signature": SIGNATURE,
-        output_files.INPUT_ROWS: len(scores) if input_rows is None else input_rows,
+        score_file.INPUT_ROWS: len(scores) if input_rows is None else input_rows,
     }
     rows = [{"index": i, "line": i + 1, **(first if i == 0 else {}), **{k: v[i] for k, v in extra.items()},
              "union": x} for i, x in enumerate(scores)]  # fmt: skip
-    path.write_text("".join(output_files.seal(row) for row in rows))
+    path.write_text("".join(score_file.seal(row) for row in rows))
     return path
 
 
@@ -293,7 +293,7 @@ def test_a_row_whose_seal_was_deleted_is_refused(tmp_path):
     other = sealed_scores(tmp_path / "b.jsonl", system_scores(1, 5))
     lines = path.read_text().splitlines()
     edited = json.loads(lines[0]) | {"union": 0.99, "signature": "union|v9|checkpoint:mine"}
-    edited.pop(output_files.ROW_HASH)
+    edited.pop(score_file.ROW_HASH)
     path.write_text("\n".join([json.dumps(edited), *lines[1:]]) + "\n")
     with pytest.raises(
         comparison.CompareError, match=r"a\.jsonl:1: this row carries no row_hash while the file"
@@ -313,7 +313,7 @@ def test_an_unfinished_output_is_refused_unless_asked(tmp_path):
 def test_an_output_being_written_is_refused(tmp_path):
     path = sealed_scores(tmp_path / "a.jsonl", system_scores(0, 40))
     other = sealed_scores(tmp_path / "b.jsonl", system_scores(1, 40))
-    with output_files.claim_output(path):
+    with score_file.claim_output(path):
         with pytest.raises(comparison.CompareError, match=r"a\.jsonl is still being written .*process"):
             comparison.compare_files([path, other], resamples=40)
     assert len(comparison.compare_files([path, other], resamples=40).pairs) == 1
@@ -327,7 +327,7 @@ def test_percentiles_against_different_human_tables_are_refused(tmp_path):
         rows = [json.loads(line) for line in path.read_text().splitlines()]
         rows[0]["signature"] = f"{SIGNATURE}|{table}"
         path.write_text(
-            "".join(output_files.seal({k: v for k, v in row.items() if k != "row_hash"}) for row in rows)
+            "".join(score_file.seal({k: v for k, v in row.items() if k != "row_hash"}) for row in rows)
         )
     with pytest.raises(comparison.CompareError, match="were scored differently"):
         comparison.compare_files([roc, wp], score_column="percentile", resamples=40)

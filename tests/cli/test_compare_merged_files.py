@@ -8,7 +8,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from story_quality import cli, output_files
+from story_quality import cli, score_file
 from story_quality.evaluation import comparison
 
 SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
@@ -21,7 +21,7 @@ def score_rows(seed: int, n: int = 30, skipped: tuple[int, ...] = ()) -> list[di
     for i in range(n):
         row = {"index": i, "line": i + 1}
         if i == 0:
-            row |= {"signature": SIGNATURE, output_files.INPUT_ROWS: n}
+            row |= {"signature": SIGNATURE, score_file.INPUT_ROWS: n}
         row |= {"skipped": "empty"} if i in skipped else {"union": float(scores[i])}
         rows.append(row)
     return rows
@@ -60,7 +60,7 @@ def test_a_merged_file_with_null_columns_compares_as_the_files_it_was_made_of(tm
 
 
 def test_a_sealed_row_with_null_columns_added_keeps_its_seal_and_an_edited_one_is_refused(tmp_path):
-    sealed = [json.loads(output_files.seal(row)) for row in score_rows(2, n=10)]
+    sealed = [json.loads(score_file.seal(row)) for row in score_rows(2, n=10)]
     columns = list(dict.fromkeys(key for row in sealed for key in row))
     nulls = write(
         tmp_path / "nulls.jsonl", [{column: row.get(column) for column in columns} for row in sealed]

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from story_quality import cli, output_files
+from story_quality import cli, score_file
 from story_quality.cli import meta_evaluate
 
 SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
@@ -37,11 +37,11 @@ def write_set(folder: pathlib.Path, n_groups: int = 6) -> tuple[pathlib.Path, li
     for name, noise in (("good", 0.3), ("poor", 2.0)):
         lines = []
         for i, (row, q) in enumerate(zip(rows, quality, strict=True)):
-            record = {"index": i, "line": i + 1, output_files.TEXT_HASH: output_files.text_hash(row["text"])}
+            record = {"index": i, "line": i + 1, score_file.TEXT_HASH: score_file.text_hash(row["text"])}
             if i == 0:
                 record.update(signature=SIGNATURE, input_rows=len(rows))
             record["union"] = float(1 / (1 + np.exp(-(q + rng.normal(0, noise)))))
-            lines.append(output_files.seal(record))
+            lines.append(score_file.seal(record))
         paths.append(folder / f"{name}.jsonl")
         paths[-1].write_text("".join(lines))
     return ratings, paths

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from story_quality import cli
-from story_quality.metric_options import option_specs
+from story_quality.registry import option_specs
 
 FILES = ["--input", "a.txt", "--output", "b.jsonl"]
 

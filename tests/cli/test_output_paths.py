@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from story_quality import cli, output_files
+from story_quality import cli, score_file
 
 SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
 
@@ -83,7 +83,7 @@ def test_a_read_only_folder_is_named(folder, capsys, monkeypatch):
     (folder / "ro").mkdir()
     real_access = os.access
     monkeypatch.setattr(
-        output_files.os, "access", lambda path, mode: real_access(path, mode) and "ro" not in str(path)
+        score_file.claim.os, "access", lambda path, mode: real_access(path, mode) and "ro" not in str(path)
     )
     assert cli.main([*SCORE, "ro/out.jsonl"]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
@@ -93,5 +93,5 @@ def test_a_read_only_folder_is_named(folder, capsys, monkeypatch):
 
 
 def test_a_loop_of_links_is_no_file_and_raises_nothing_when_compared(folder):
-    assert output_files.same_file(pathlib.Path("loop1"), pathlib.Path("loop1"))
-    assert not output_files.same_file(pathlib.Path("loop1"), pathlib.Path("a.jsonl"))
+    assert score_file.same_file(pathlib.Path("loop1"), pathlib.Path("loop1"))
+    assert not score_file.same_file(pathlib.Path("loop1"), pathlib.Path("a.jsonl"))

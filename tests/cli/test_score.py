@@ -1,4 +1,5 @@
-"""``story-quality score``: one row per input row equal to ``compute``, resumable, on one process or two."""
+"""``story-quality score`` on one process: one row per input row equal to ``compute``, resumable, never
+writing a file it may not write."""
 
 from __future__ import annotations
 
@@ -9,68 +10,23 @@ import os
 import pathlib
 import re
 import shutil
-import subprocess
-import sys
 
 import evaluate
 import pytest
 from gruen_models import save_all
-from tiny_models import save_union_checkpoint
+from score_inputs import (  # noqa: F401 (union_checkpoint and compute_result are fixtures)
+    REPO,
+    STORIES,
+    compute_result,
+    read_output,
+    run_cli,
+    union_args,
+    union_checkpoint,
+    write_input,
+)
 
-from story_quality import cli, output_files, precision, process_group
+from story_quality import arithmetic, cli, score_file
 from story_quality.cli import score as score_command
-from story_quality.union.text import ROC_STORIES
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
-STORIES = [
-    "Ken went to the store. He bought milk. He went home happy.",
-    "the dog ran to the school . the cat ate .",
-    "Mary didn't like the new car. She sold it to her friend.",
-    "I played with my friends after school. We ran and ran. Then we ate.",
-    "He was sad.",
-    "The old man walked his dog every day. One day the dog found a cat. They became friends.",
-    "She ran to the park. She ran home.",
-]
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory) -> pathlib.Path:
-    return save_union_checkpoint(
-        tmp_path_factory.mktemp("union") / "roc", normalization=ROC_STORIES.to_dict(), max_length=48
-    )
-
-
-@pytest.fixture(scope="module")
-def expected(checkpoint) -> dict:
-    return evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint)).compute(predictions=STORIES)
-
-
-def write_input(folder: pathlib.Path) -> pathlib.Path:
-    path = folder / "stories.txt"
-    path.write_text("\n".join(STORIES) + "\n")
-    return path
-
-
-def read_output(path: pathlib.Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def union_args(source: pathlib.Path, output: pathlib.Path, checkpoint: pathlib.Path) -> list[str]:
-    """The command line that scores ``source`` into ``output`` with the union checkpoint."""
-    return [
-        "--metric",
-        "union",
-        "--input",
-        str(source),
-        "--output",
-        str(output),
-        "--checkpoint",
-        str(checkpoint),
-    ]
-
-
-def run_cli(*args: str) -> int:
-    return cli.main(["score", *args])
 
 
 def test_one_row_per_story_equal_to_compute_with_the_signature_first(tmp_path, checkpoint, expected, capsys):
@@ -174,7 +130,7 @@ def test_long_stories_reaches_the_metric_and_its_signature(tmp_path, checkpoint)
 
 
 def test_precision_reaches_the_metric_and_its_signature(tmp_path, checkpoint, monkeypatch):
-    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
+    monkeypatch.setattr(arithmetic, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
     source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
     assert run_cli(*union_args(source, output, checkpoint), "--precision", "bf16") == 0
     fast = evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint)).compute(
@@ -337,7 +293,7 @@ def test_an_output_the_command_may_not_write_is_refused_before_any_model_loads_a
 
 def test_an_output_being_written_by_another_run_is_refused_naming_the_lock(tmp_path, checkpoint, capsys):
     source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
-    with output_files.claim_output(output):
+    with score_file.claim_output(output):
         assert run_cli(*union_args(source, output, checkpoint)) == 2
         error = capsys.readouterr().err
     assert f"is being written by process {os.getpid()} (it holds {output}.lock)" in error
@@ -355,7 +311,7 @@ def test_a_folder_that_takes_no_new_file_is_named_before_any_model_loads(
             raise OSError(errno.EROFS, "Read-only file system", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(output_files.os, "open", read_only)
+    monkeypatch.setattr(score_file.claim.os, "open", read_only)
     monkeypatch.setattr(score_command, "load_scorer", lambda *args: pytest.fail("a model was loaded"))
     assert run_cli(*union_args(write_input(tmp_path), tmp_path / "scores.jsonl", checkpoint)) == 2
     assert f"cannot write in {tmp_path} (Read-only file system)" in capsys.readouterr().err
@@ -446,7 +402,7 @@ def test_rows_start_at_their_line_whatever_the_text_holds(tmp_path, checkpoint):
         assert run_cli(*union_args(source, output, checkpoint)) == 0
         rows = read_output(output)
         assert [row["line"] for row in rows] == lines, source.name
-        assert [row["text_hash"] for row in rows] == [output_files.text_hash(t) for t in texts[source]]
+        assert [row["text_hash"] for row in rows] == [score_file.text_hash(t) for t in texts[source]]
 
 
 def test_help_says_how_the_shipped_default_reads_a_long_story(capsys):
@@ -485,151 +441,3 @@ def test_help_and_option_errors(capsys):
         done.value.code == 2
         and "--long-stories is an option of union, not of gruen" in capsys.readouterr().err
     )
-
-
-def offline_env() -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-
-
-def test_two_torchrun_processes_each_score_rows_and_write_the_one_process_file(tmp_path, checkpoint):
-    """The README's CPU launch starts two processes that both score rows; the file is the one-process file."""
-    import torch
-
-    source, one, two = write_input(tmp_path), tmp_path / "one.jsonl", tmp_path / "two.jsonl"
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # torchrun gives each process one thread; a thread count moves float sums
-    try:
-        assert run_cli(*union_args(source, one, checkpoint), "--chunk-size", "2") == 0
-    finally:
-        torch.set_num_threads(threads)
-    command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-        "-m", "story_quality", "score", *union_args(source, two, checkpoint), "--chunk-size", "2",
-    ]  # fmt: skip
-    run = subprocess.run(command, env=offline_env(), capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    counts = re.search(r"this run: (\d+) \+ (\d+) rows on 2 processes", run.stderr)
-    assert counts, run.stderr[-2000:]
-    assert [int(c) for c in counts.groups()] == [
-        4,
-        3,
-    ]  # chunks of 2: process 0 takes 0 and 2, process 1 takes 1 and 3
-    assert two.read_bytes() == one.read_bytes()
-
-
-@pytest.mark.parametrize("ends", ["scored", "refused"])
-def test_a_run_closes_the_process_group_it_formed_however_it_ends(tmp_path, monkeypatch, ends):
-    """A group left open at exit can abort a process that scored all its rows (a gloo thread at exit)."""
-    import torch.distributed as dist
-
-    def score_in_a_group(args):
-        dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
-        if ends == "refused":
-            raise score_command.UsageError("no rows")
-        return {"rows": 0, "skipped": 0, "resumed_from": 0, "signature": "s", "counts": [0]}
-
-    monkeypatch.setattr(score_command, "score", score_in_a_group)
-    monkeypatch.setattr(score_command, "summarise", lambda args, summary: "summary")
-    try:
-        assert run_cli(*union_args(tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path)) == (
-            0 if ends == "scored" else 2
-        )
-        assert not dist.is_initialized()
-    finally:
-        if dist.is_initialized():
-            dist.destroy_process_group()
-
-
-@pytest.mark.parametrize("barrier_fails", [False, True])
-def test_every_process_meets_at_a_barrier_then_leaves_the_group_whatever_happens(monkeypatch, barrier_fails):
-    """Issue 47: rank 1 aborted at teardown after a complete output; each rank waits for the others, then
-    destroys its group, and a failing barrier neither skips the teardown nor changes the exit status."""
-    import torch.distributed as dist
-
-    calls = []
-
-    def barrier(timeout):
-        calls.append(("monitored_barrier", timeout.total_seconds()))
-        if barrier_fails:
-            raise RuntimeError("rank 1 did not arrive")
-
-    monkeypatch.setattr(dist, "get_world_size", lambda: 2)
-    monkeypatch.setattr(dist, "get_backend", lambda: "gloo")
-    monkeypatch.setattr(dist, "monitored_barrier", barrier)
-    monkeypatch.setattr(dist, "destroy_process_group", lambda: calls.append(("destroy",)))
-    process_group.leave_process_group()
-    assert calls == [("monitored_barrier", process_group.TEARDOWN_SECONDS), ("destroy",)]
-
-
-def test_a_process_group_the_caller_opened_stays_open(tmp_path, monkeypatch):
-    """Called from a program that runs its own group, the command leaves that group alone."""
-    import torch.distributed as dist
-
-    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
-    monkeypatch.setattr(
-        score_command,
-        "score",
-        lambda args: {"rows": 0, "skipped": 0, "resumed_from": 0, "signature": "s", "counts": [0]},
-    )
-    monkeypatch.setattr(score_command, "summarise", lambda args, summary: "summary")
-    try:
-        assert run_cli(*union_args(tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path)) == 0
-        assert dist.is_initialized()
-    finally:
-        dist.destroy_process_group()
-
-
-def test_accelerates_cpu_launch_of_several_processes_is_refused_with_the_launch_that_works(
-    tmp_path, checkpoint, monkeypatch, capsys
-):
-    """`accelerate launch --cpu --num_processes 2` starts one process (it sets MASTER_ADDR and no ranks)."""
-    monkeypatch.setenv("ACCELERATE_USE_CPU", "True")
-    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
-    for name in ("LOCAL_RANK", "WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"):
-        monkeypatch.delenv(name, raising=False)
-    output = tmp_path / "scores.jsonl"
-    assert run_cli(*union_args(write_input(tmp_path), output, checkpoint)) == 2
-    assert "torchrun --nproc_per_node N -m story_quality score" in capsys.readouterr().err
-    assert not output.exists()
-
-
-DISTRIBUTED = """
-import json, sys
-import evaluate
-rank, checkpoint, stories, cache = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
-metric = evaluate.load(sys.argv[5], checkpoint, num_process=2, process_id=rank, experiment_id="dist-test",
-                       cache_dir=cache)
-metric.add_batch(predictions=stories[rank::2])
-result = metric.compute()
-print(json.dumps(result if rank == 0 else None))
-"""
-
-
-def test_evaluates_own_distributed_mode_gathers_every_score_on_process_zero(tmp_path, checkpoint, expected):
-    shares = [STORIES[0::2], STORIES[1::2]]
-    ordered = shares[0] + shares[1]  # evaluate concatenates the processes' batches in rank order
-    runs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                DISTRIBUTED,
-                str(rank),
-                str(checkpoint),
-                json.dumps(STORIES),
-                str(tmp_path),
-                str(REPO / "metrics" / "union"),
-            ],
-            env=offline_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        for rank in (0, 1)
-    ]
-    outputs = [run.communicate(timeout=300) for run in runs]
-    assert all(run.returncode == 0 for run in runs), outputs[0][1][-2000:] + outputs[1][1][-2000:]
-    result = json.loads(outputs[0][0].strip().splitlines()[-1])
-    by_story = dict(zip(STORIES, expected["scores"], strict=True))
-    assert result["scores"] == pytest.approx([by_story[s] for s in ordered], abs=1e-6)
-    assert result["signature"] == expected["signature"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tiny_models import save_union_checkpoint
 
-from story_quality import cli, output_files
+from story_quality import cli, score_file
 
 STORIES = [
     "Ken went to the store. He bought milk. He went home happy.",
@@ -19,23 +19,21 @@ STORIES = [
 
 
 def identities(texts: list[str]) -> list[dict]:
-    return [
-        {"index": i, output_files.TEXT_HASH: output_files.text_hash(text)} for i, text in enumerate(texts)
-    ]
+    return [{"index": i, score_file.TEXT_HASH: score_file.text_hash(text)} for i, text in enumerate(texts)]
 
 
 def test_an_output_resumed_with_another_number_of_input_rows_is_refused(tmp_path):
     rows = [{**identity, "union": 0.5} for identity in identities(STORIES[:3])]
-    rows[0][output_files.INPUT_ROWS] = 7
+    rows[0][score_file.INPUT_ROWS] = 7
     shorter = identities(STORIES[:5])
-    with pytest.raises(output_files.OutputError) as refused:
-        output_files.refuse_other_input(rows, shorter, tmp_path / "out.jsonl", tmp_path / "in.txt")
+    with pytest.raises(score_file.ScoreFileError) as refused:
+        score_file.refuse_other_input(rows, shorter, tmp_path / "out.jsonl", tmp_path / "in.txt")
     assert str(refused.value) == (
         f"--output {tmp_path / 'out.jsonl'} was started for an input of 7 rows but --input {tmp_path / 'in.txt'} "
         "has 5: the input changed, or it is another input. Rerun with the input it was started for to complete "
         "it, or name another --output."
     )
-    output_files.refuse_other_input(rows, identities(STORIES), tmp_path / "out.jsonl", tmp_path / "in.txt")
+    score_file.refuse_other_input(rows, identities(STORIES), tmp_path / "out.jsonl", tmp_path / "in.txt")
 
 
 def test_a_cut_output_resumed_with_a_shorter_input_is_refused_and_the_advised_rerun_completes_it(

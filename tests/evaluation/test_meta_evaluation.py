@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from story_quality import output_files
+from story_quality import score_file
 from story_quality.evaluation import correlation, meta_figures
 from story_quality.evaluation.meta_evaluation import meta_evaluate, meta_evaluate_files
 from story_quality.evaluation.meta_reading import MetaEvaluationError, MetricScores, read_ratings
@@ -41,13 +41,13 @@ def story_set(tmp_path, seed=0, systems=3, groups=8, raters=3):
         scores = 1 / (1 + np.exp(-(np.array(quality) + rng.normal(0, noise, len(rows)))))
         lines = []
         for i, row in enumerate(rows):
-            record = {"index": i, "line": i + 1, output_files.TEXT_HASH: output_files.text_hash(row["text"])}
+            record = {"index": i, "line": i + 1, score_file.TEXT_HASH: score_file.text_hash(row["text"])}
             if i == 0:
                 record.update(signature=SIGNATURE, input_rows=len(rows))
             record.update(
                 {"skipped": "empty"} if (name == "fair" and i == 9) else {"union": float(scores[i])}
             )
-            lines.append(output_files.seal(record))
+            lines.append(score_file.seal(record))
         (tmp_path / f"{name}.jsonl").write_text("".join(lines))
         paths.append(tmp_path / f"{name}.jsonl")
     return tmp_path / "ratings.jsonl", paths

@@ -10,7 +10,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from story_quality import output_files
+from story_quality import score_file
 from story_quality.evaluation.meta_reading import (
     MetaEvaluationError,
     read_all_scores,
@@ -41,15 +41,17 @@ def ratings_rows(**columns) -> list[dict]:
     return rows
 
 
-def score_file(path: pathlib.Path, texts: list[str], scores: list[float | None], order=None) -> pathlib.Path:
+def write_score_file(
+    path: pathlib.Path, texts: list[str], scores: list[float | None], order=None
+) -> pathlib.Path:
     """As story-quality score writes it: index, line, text_hash, signature and input_rows in the first row, sealed."""
     lines = []
     for position, i in enumerate(order or range(len(texts))):
-        record = {"index": i, "line": i + 1, output_files.TEXT_HASH: output_files.text_hash(texts[i])}
+        record = {"index": i, "line": i + 1, score_file.TEXT_HASH: score_file.text_hash(texts[i])}
         if position == 0:
             record.update(signature=SIGNATURE, input_rows=len(texts))
         record.update({"skipped": "empty"} if scores[i] is None else {"union": scores[i]})
-        lines.append(output_files.seal(record))
+        lines.append(score_file.seal(record))
     path.write_text("".join(lines))
     return path
 
@@ -152,7 +154,7 @@ def test_a_column_asked_for_by_name_must_be_there_and_a_text_file_is_no_ratings_
 def test_score_rows_are_matched_by_index_and_text_hash_in_any_order(tmp_path):
     ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
     scores = [0.1, 0.5, None, 0.7, 0.9]
-    found = read_scores(score_file(tmp_path / "s.jsonl", TEXTS, scores, order=[3, 0, 4, 1, 2]), ratings)
+    found = read_scores(write_score_file(tmp_path / "s.jsonl", TEXTS, scores, order=[3, 0, 4, 1, 2]), ratings)
     assert found.scores[[0, 1, 3, 4]].tolist() == [0.1, 0.5, 0.7, 0.9] and found.skipped == 1
     assert found.signature == SIGNATURE and found.column == "union" and found.matched_by == "index"
 
@@ -162,15 +164,15 @@ def test_a_score_row_of_another_text_is_refused_naming_both_lines(tmp_path):
     texts = list(TEXTS)
     texts[2] = "Another story."
     with pytest.raises(MetaEvaluationError, match=r"s.jsonl:3: row 2 scored another text than line 3 of"):
-        read_scores(score_file(tmp_path / "s.jsonl", texts, [0.5] * 5), ratings)
+        read_scores(write_score_file(tmp_path / "s.jsonl", texts, [0.5] * 5), ratings)
 
 
 def test_unmatched_and_twice_scored_rows_are_refused(tmp_path):
     ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
-    short = score_file(tmp_path / "short.jsonl", TEXTS[:4], [0.5] * 4)
+    short = write_score_file(tmp_path / "short.jsonl", TEXTS[:4], [0.5] * 4)
     with pytest.raises(MetaEvaluationError, match=r"r.jsonl:5: no row of .*short.jsonl scores this story"):
         read_scores(short, ratings)
-    longer = score_file(tmp_path / "long.jsonl", [*TEXTS, "Extra."], [0.5] * 6)
+    longer = write_score_file(tmp_path / "long.jsonl", [*TEXTS, "Extra."], [0.5] * 6)
     with pytest.raises(MetaEvaluationError, match=r"long.jsonl:6: index 5 is not a row of the ratings file"):
         read_scores(longer, ratings)
     generic = write_jsonl(tmp_path / "g.jsonl", [{"index": 0, "union": 0.5}])
@@ -207,7 +209,7 @@ def test_a_generic_file_is_matched_by_id_and_its_score_is_its_one_numeric_field(
 
 def test_an_edited_score_row_and_the_same_file_twice_are_refused(tmp_path):
     ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
-    path = score_file(tmp_path / "s.jsonl", TEXTS, [0.5] * 5)
+    path = write_score_file(tmp_path / "s.jsonl", TEXTS, [0.5] * 5)
     lines = path.read_text().splitlines()
     lines[1] = lines[1].replace('"union": 0.5', '"union": 0.9')
     edited = tmp_path / "edited.jsonl"

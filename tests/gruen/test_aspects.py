@@ -18,15 +18,15 @@ from transformers import (
     AutoTokenizer,
 )
 
-from story_quality.bert_classifier_fast_path import BertClassifierFastPath
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.bert_forward.classifier import BertClassifierFastPath
+from story_quality.bert_forward.packed_layers import BertLayers
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen import focus
-from story_quality.gruen import text as gruen_text
+from story_quality.gruen import sentences as gruen_text
 from story_quality.gruen.coherence import coherence_scores, split_pair
 from story_quality.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
 from story_quality.gruen.loading import LoadedModel, load_model
 from story_quality.gruen.redundancy import edit_distance, redundancy_flags, redundancy_score
-from story_quality.packed_bert import BertLayers
 
 SENTENCES = [
     "The dog went home.",
@@ -86,7 +86,7 @@ def test_cola_term_is_the_raw_class_one_logit(models):
     assert cola_scores(models["cola"], SENTENCES, 2) == pytest.approx(slow, abs=1e-5)
 
 
-# Enough word pieces for one batch to run packed (packed_bert.PACK_MIN_TOKENS).
+# Enough word pieces for one batch to run packed (packed_layers.PACK_MIN_TOKENS).
 PACKED_SENTENCES = SENTENCES + SENTENCES[::-1]
 
 

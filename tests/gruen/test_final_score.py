@@ -34,7 +34,7 @@ from transformers import (
 )
 
 from story_quality.gruen import focus
-from story_quality.gruen.text import text_to_sentences
+from story_quality.gruen.sentences import text_to_sentences
 
 # text -> (its sentences, redundancy flags counted by hand). Every sentence here has at most four
 # words, so no pair raises a flag unless one sentence equals or contains the other (4 flags).

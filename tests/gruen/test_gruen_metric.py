@@ -10,10 +10,10 @@ import torch
 from conftest import REPO
 from gruen_models import directory_digest, save_all
 
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen.grammaticality import cola_scores, reference_lm_scores
 from story_quality.gruen.loading import load_model
-from story_quality.gruen.text import text_to_sentences
+from story_quality.gruen.sentences import text_to_sentences
 
 TEXTS = [
     "The dog went home. It was very happy. Then the dog ate a big apple.",

@@ -9,10 +9,10 @@ import transformers
 from tiny_models import bert_config
 
 from story_quality.batching import pad_batch
+from story_quality.bert_forward.onednn_products import onednn_products
 from story_quality.gruen import grammaticality
 from story_quality.gruen.grammaticality import LossesAt
 from story_quality.gruen.loading import LoadedModel
-from story_quality.onednn_products import onednn_products
 
 CHUNK, MIN_ROWS = 16, 12  # chunks of 16 positions; chunks of 12 and more multiply column-major
 
@@ -41,7 +41,7 @@ def masked_lm(kind: str) -> torch.nn.Module:
 
 def expected_losses(model, input_ids, mask, rows, cols, targets, chunk: int) -> torch.Tensor:
     """What the head computed before the buffer: ``F.cross_entropy(head(h))`` chunk by chunk, on the
-    encoder states ``LossesAt`` reads (a BERT's through its packed layers: tests/library/test_packed_bert.py)."""
+    encoder states ``LossesAt`` reads (a BERT's through its packed layers: tests/bert_forward/test_packed_layers.py)."""
     encoder, head = grammaticality.split_masked_lm(model)
     losses_at = LossesAt(LoadedModel(tokenizer=None, model=model, window=40))
     hidden = losses_at._hidden_at(encoder, input_ids, mask, rows, cols)

@@ -22,7 +22,7 @@ from story_quality.training.average_checkpoints import (
     least_aligned,
     main,
 )
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 STORIES = [

@@ -9,7 +9,7 @@ import datasets
 import pytest
 
 from story_quality.training import build_union_data
-from story_quality.union.text import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS
+from story_quality.union.normalization import CONFIG_KEY, ROC_STORIES, WRITING_PROMPTS
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -72,10 +72,10 @@ def test_technique_weights_reach_the_build_and_bad_ones_are_usage_errors(tmp_pat
     source = tmp_path / "stories.txt"
     source.write_text("\n".join(STORY.format(name=n) for n in ("Ken", "Mary", "Tom")))
     common = [str(source), "--output-dir", str(tmp_path / "out"), *PLAIN_LEXICON]
-    assert build_union_data.main([*common, "--technique-probs", "partial_repetition=1"]) == 0
+    assert build_union_data.main([*common, "--technique-probs", "reordering=1"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["technique_probs"] == {"partial_repetition": 1.0}
-    assert set(printed["corruptions"]) == {"partial_repetition"}
+    assert printed["technique_probs"] == {"reordering": 1.0}
+    assert set(printed["corruptions"]) == {"reordering"}
     with pytest.raises(SystemExit) as error:
         build_union_data.main([*common, "--technique-probs", "repetition=lots"])
     assert error.value.code == 2

@@ -13,7 +13,7 @@ from story_quality.training.corpora import (
     writing_prompts_segments,
     writing_prompts_text,
 )
-from story_quality.union.text import split_sentences
+from story_quality.union.normalization import split_sentences
 
 STORIES = ["Ken went home. He slept. He woke up.", "Mary sang. It rained. She left."]
 

@@ -26,7 +26,7 @@ from story_quality.training.distillation import (
 from story_quality.training.negatives import build as negatives_build
 from story_quality.training.negatives.build import build_union_dataset
 from story_quality.training.negatives.lexicon import Lexicon
-from story_quality.union.text import ROC_STORIES, WRITING_PROMPTS
+from story_quality.union.normalization import ROC_STORIES, WRITING_PROMPTS
 
 MAX_LENGTH = 24  # shorter than some rows, so the head-kept reading is exercised
 

@@ -91,6 +91,6 @@ def test_the_scan_passes_the_one_style_and_other_projects():
     source = (
         "import datasets\nimport torch.nn\nfrom transformers import AutoTokenizer\n"
         "from story_quality.training.negatives import corruptions\n"
-        "from story_quality.training.corpora import plain_story_text\nfrom story_quality.union import text\n"
+        "from story_quality.training.corpora import plain_story_text\nfrom story_quality.union import normalization\n"
     )
     assert style_violations(source, own_names()) == []

@@ -9,7 +9,6 @@ folder first on the path): a process each would cost several seconds of imports 
 
 from __future__ import annotations
 
-import configparser
 import json
 import subprocess
 import sys
@@ -60,16 +59,3 @@ def test_every_script_shows_its_help_when_run_by_its_path():
     assert failed == {}
     for script, (_, printed) in results.items():
         assert printed.startswith(f"usage: {Path(script).name}"), script
-
-
-def test_every_package_under_training_is_in_the_wheel():
-    """A package left out of setup.cfg's ``packages`` works in a clone and is missing once installed."""
-    config = configparser.ConfigParser()
-    config.read(REPO / "setup.cfg", encoding="utf-8")
-    listed = set(config["options"]["packages"].split())
-    folders = {
-        ".".join(("story_quality", *path.parent.relative_to(REPO).parts))
-        for path in (REPO / "training").rglob("__init__.py")
-    }
-    assert "story_quality.training.shipped_assets" in folders
-    assert folders - listed == set()

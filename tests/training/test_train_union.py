@@ -22,7 +22,7 @@ from scipy import stats
 from transformers import AutoTokenizer, BertForMaskedLM, BertForSequenceClassification, BertTokenizer
 
 from story_quality.training import run_setup, train_union, union_pairs
-from story_quality.union.text import CONFIG_KEY, PLACEHOLDERS, ROC_STORIES, WRITING_PROMPTS
+from story_quality.union.normalization import CONFIG_KEY, PLACEHOLDERS, ROC_STORIES, WRITING_PROMPTS
 
 MAX_LENGTH = 48
 # A base vocabulary without the name placeholders: training must add them and grow the model.

@@ -23,7 +23,7 @@ from conftest import REPO
 from safetensors.torch import load_file
 from transformers import BertForMaskedLM, BertTokenizer
 
-from story_quality.union.text import PLACEHOLDERS
+from story_quality.union.normalization import PLACEHOLDERS
 
 SCRIPT = str(REPO / "training" / "train_union.py")
 HOOK = pathlib.Path(__file__).with_name("ddp_hook")

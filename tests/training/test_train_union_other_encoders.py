@@ -29,7 +29,7 @@ from transformers import (
 
 from story_quality.training import train_union
 from story_quality.training.union_model import export_trainer_checkpoint
-from story_quality.union.text import CONFIG_KEY, ROC_STORIES
+from story_quality.union.normalization import CONFIG_KEY, ROC_STORIES
 
 MAX_LENGTH = 48
 MPNET_SPECIAL = ["<s>", "<pad>", "</s>", "[UNK]", "<mask>"]

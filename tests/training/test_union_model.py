@@ -19,7 +19,7 @@ from story_quality.training.union_model import (
     export_classifier,
     load_union_model,
 )
-from story_quality.union.text import CONFIG_KEY, ROC_STORIES
+from story_quality.union.normalization import CONFIG_KEY, ROC_STORIES
 
 EXAMPLES = {
     "text": [

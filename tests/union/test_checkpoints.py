@@ -14,7 +14,7 @@ import transformers
 from safetensors import safe_open
 from tiny_models import save_union_checkpoint
 
-from story_quality.checkpoint_files import sha256_of
+from story_quality.checkpoints.files import sha256_of
 from story_quality.training.shipped_assets.shipped_default import export_shipped_default
 from story_quality.union.checkpoints import (
     MANIFEST,
@@ -24,7 +24,7 @@ from story_quality.union.checkpoints import (
     shipped_default_dir,
     verify_checkpoint,
 )
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")

@@ -13,12 +13,12 @@ import pytest
 from tiny_models import save_union_checkpoint
 
 from story_quality import cli
-from story_quality.checkpoint_files import weights_sha256
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.files import weights_sha256
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.signature import Signature
 from story_quality.union import human_scale
 from story_quality.union.checkpoints import shipped_default_dir
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")

@@ -17,7 +17,7 @@ from tiny_models import save_union_checkpoint
 
 from story_quality.union import encoding
 from story_quality.union.encoding import Rows, encode
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")

@@ -18,8 +18,8 @@ from tiny_models import save_union_checkpoint
 
 from story_quality.union import UnionScorer
 from story_quality.union.encoding import Encoded, Rows, append_encoded, encode
+from story_quality.union.normalization import ROC_STORIES, WRITING_PROMPTS
 from story_quality.union.preparation import PreparationWorkers, _serve, prepare
-from story_quality.union.text import ROC_STORIES, WRITING_PROMPTS
 from story_quality.union.windows import encode_windows
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

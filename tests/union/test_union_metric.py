@@ -15,9 +15,9 @@ import torch
 import transformers
 from tiny_models import save_union_checkpoint
 
-from story_quality.checkpoint_reference import CheckpointReference
+from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.union.checkpoints import resolve_checkpoint
-from story_quality.union.text import ROC_STORIES, StoryNormalization
+from story_quality.union.normalization import ROC_STORIES, StoryNormalization
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")
@@ -253,7 +253,7 @@ def test_hub_checkpoint_offline_fails_with_one_clear_error(name):
     )
 
 
-@pytest.mark.parametrize("module", ["story_quality.union.text", "story_quality.union.checkpoints"])
+@pytest.mark.parametrize("module", ["story_quality.union.normalization", "story_quality.union.checkpoints"])
 def test_module_doctests(module):
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0

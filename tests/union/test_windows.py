@@ -13,7 +13,7 @@ import transformers
 from tiny_models import WORDS, save_union_checkpoint, tokenizer
 
 from story_quality.union.encoding import encode
-from story_quality.union.text import ROC_STORIES, StoryNormalization
+from story_quality.union.normalization import ROC_STORIES, StoryNormalization
 from story_quality.union.windows import encode_windows, pack_windows, story_means, text_and_sentence_starts
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

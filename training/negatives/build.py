@@ -3,11 +3,10 @@
 Three ``datasets.map`` passes, so the work scales with ``num_proc`` and is cached like any
 other ``datasets`` transform:
 
-1. normalise (``story_quality/union/text.py``, the same code the ``union`` metric applies
+1. normalise (``story_quality/union/normalization.py``, the same code the ``union`` metric applies
    when scoring) and POS-tag every story; mark the ones to skip and why;
 2. count keywords by POS over the kept stories (deterministic, in the main process): the
-   frequency table of word-level substitution; with ``related_donors`` also each story's
-   keyword neighbours (:mod:`training.negatives.related_stories`), the donors of sentence substitution;
+   frequency table of word-level substitution;
 3. corrupt each kept story with its own random stream (seeded by ``seed`` and the story's
    row), emitting the human row and the corrupted row.
 
@@ -35,7 +34,6 @@ from story_quality.training.negatives import (
     morphology,
     negation,
     pos_heuristic,
-    related_stories,
 )
 from story_quality.training.negatives import lexicon as lexicon_module
 from story_quality.training.negatives.corpus_hash import corpus_sha256
@@ -49,8 +47,8 @@ from story_quality.training.negatives.corruptions import (
     corrupt,
 )
 from story_quality.training.negatives.lexicon import Lexicon
-from story_quality.union import text as union_text
-from story_quality.union.text import (
+from story_quality.union import normalization as union_text
+from story_quality.union.normalization import (
     CONFIG_KEY,
     ROC_STORIES,
     StoryNormalization,
@@ -166,16 +164,6 @@ def count_keywords(prepared: datasets.Dataset, lexicon: Lexicon, batch_size: int
     return KeywordTable.from_counts(dict(counts))
 
 
-def find_related(prepared: datasets.Dataset, lexicon: Lexicon, n: int) -> dict[int, list[int]]:
-    """``story_index`` -> rows of ``prepared`` holding its ``n`` keyword neighbours."""
-    columns = prepared.select_columns(["story_index", "sentences", "tags"])
-    keywords = [
-        {word for _, word in story_keywords(sentences, tags, lexicon)}
-        for sentences, tags in zip(columns["sentences"], columns["tags"], strict=True)
-    ]
-    return dict(zip(columns["story_index"], related_stories.nearest_stories(keywords, n), strict=True))
-
-
 def corrupt_batch(
     batch: dict[str, list],
     *,
@@ -183,7 +171,6 @@ def corrupt_batch(
     lexicon: Lexicon,
     keywords: KeywordTable,
     donors: DatasetDonors,
-    related: dict[int, list[int]] | None = None,
     technique_probs: dict[str, float] | None = None,
 ) -> dict[str, list]:
     out: dict[str, list] = {name: [] for name in OUTPUT_FEATURES}
@@ -194,7 +181,6 @@ def corrupt_batch(
             keywords=keywords,
             donors=donors,
             story_index=index,
-            related=related.get(index) if related else None,
             technique_probs=technique_probs,
         )
         corrupted, applied = corrupt(story, StoryRandom(seed, index), ctx)
@@ -218,7 +204,6 @@ def _code_fingerprint() -> str:
         corruptions,
         grammar,
         negation,
-        related_stories,
         lexicon_module,
         morphology,
         pos_heuristic,
@@ -266,7 +251,6 @@ def build_union_dataset(
     min_sentences: int = 3,
     text_column: str = "text",
     lexicon: Lexicon | None = None,
-    related_donors: int = 0,
     technique_probs: Mapping[str, float] | None = None,
 ) -> datasets.Dataset:
     """UNION's training rows for ``stories`` (a ``text`` column, one story per row).
@@ -276,13 +260,11 @@ def build_union_dataset(
     for human rows), ``story_index`` (input row). Stories with fewer than ``min_sentences``
     sentences, empty or non-text rows are skipped and counted. The output is the same for
     any ``num_proc``/``batch_size``; it depends on ``seed`` and on the lexicon resources,
-    which the summary records (:func:`read_summary`). ``related_donors=N`` draws the donor of
-    sentence substitution among the N stories sharing the most keywords with the story
-    (harder negatives; 0, the default, draws from the whole corpus as UNION does).
-    ``technique_probs`` replaces the paper's technique weights (``corruptions.TECHNIQUE_PROBS``),
-    e.g. to add ``partial_repetition``; None keeps the paper's.
+    which the summary records (:func:`read_summary`). ``technique_probs`` replaces the paper's
+    technique weights (``corruptions.TECHNIQUE_PROBS``), e.g. to add ``grammar``; None keeps the
+    paper's.
     """
-    _check_build_options(stories, text_column, related_donors, min_sentences)
+    _check_build_options(stories, text_column, min_sentences)
     probs = None if technique_probs is None else check_technique_probs(technique_probs)
     lexicon = (lexicon or Lexicon()).resolve()
     code = _code_fingerprint()
@@ -303,23 +285,17 @@ def build_union_dataset(
         if len(prepared)
         else prepared
     )
-    out = _corrupt_kept(
-        kept, lexicon, seed, related_donors, probs, code, batch_size=batch_size, num_proc=num_proc
-    )
+    out = _corrupt_kept(kept, lexicon, seed, probs, code, batch_size=batch_size, num_proc=num_proc)
     uncorruptible = len(kept) - len(out) // 2
     if uncorruptible:
         skipped["uncorruptible"] = uncorruptible
-    summary = _summary(
-        stories, out, skipped, normalization, lexicon, seed, min_sentences, related_donors, probs
-    )
+    summary = _summary(stories, out, skipped, normalization, lexicon, seed, min_sentences, probs)
     out.info.description = json.dumps(summary, sort_keys=True)
     logger.info("UNION training set built: %s", json.dumps(summary, sort_keys=True))
     return out
 
 
-def _check_build_options(
-    stories: datasets.Dataset, text_column: str, related_donors: int, min_sentences: int
-) -> None:
+def _check_build_options(stories: datasets.Dataset, text_column: str, min_sentences: int) -> None:
     """Fail before any work on stories that are no dataset or lack ``text_column``, or on bad numbers."""
     if not isinstance(stories, datasets.Dataset):
         raise TypeError(f"stories must be a datasets.Dataset, got {type(stories).__name__}")
@@ -328,8 +304,6 @@ def _check_build_options(
             f"stories has no column {text_column!r} (columns: {stories.column_names}); "
             "pass text_column= or load the corpus with training.corpora.load_stories"
         )
-    if related_donors < 0:
-        raise ValueError(f"related_donors must be 0 (off) or a number of neighbours, got {related_donors}")
     if min_sentences < 2:
         raise ValueError(
             f"min_sentences must be at least 2 (context + one sentence to corrupt), got {min_sentences}"
@@ -379,7 +353,6 @@ def _corrupt_kept(
     kept: datasets.Dataset,
     lexicon: Lexicon,
     seed: int,
-    related_donors: int,
     probs: dict[str, float] | None,
     code: str,
     *,
@@ -390,21 +363,19 @@ def _corrupt_kept(
     if len(kept) == 0:
         return datasets.Dataset.from_dict({name: [] for name in OUTPUT_FEATURES}, features=OUTPUT_FEATURES)
     keywords = count_keywords(kept, lexicon, batch_size)
-    related = find_related(kept, lexicon, related_donors) if related_donors else None
     return _replace_rows(
         kept,
         corrupt_batch,
         batch_size=batch_size,
         num_proc=num_proc,
         features=OUTPUT_FEATURES,
-        fingerprint=Hasher.hash([kept._fingerprint, seed, code, related_donors, probs]),
+        fingerprint=Hasher.hash([kept._fingerprint, seed, code, probs]),
         desc="Corrupting stories",
         fn_kwargs={
             "seed": seed,
             "lexicon": lexicon,
             "keywords": keywords,
             "donors": DatasetDonors(kept),
-            "related": related,
             "technique_probs": probs,
         },
     )
@@ -418,7 +389,6 @@ def _summary(
     lexicon: Lexicon,
     seed: int,
     min_sentences: int,
-    related_donors: int,
     technique_probs: dict[str, float] | None,
 ) -> dict[str, Any]:
     applied = [names for names, label in zip(out["corruptions"], out["label"], strict=True) if label == 0]
@@ -433,7 +403,6 @@ def _summary(
         },
         "seed": seed,
         "min_sentences": min_sentences,
-        "related_donors": related_donors,
         "technique_probs": technique_probs or dict(TECHNIQUE_PROBS),
         CONFIG_KEY: normalization.to_dict(),
         "lexicon": lexicon.describe(),

@@ -11,19 +11,14 @@ ROCStories), as in the technique table of the UNION paper (Guan & Huang, EMNLP 2
   sentences; (30 %): ``L // 2`` times an n-gram (n uniform in 1..4) of a later sentence is
   duplicated in place (``a b c`` -> ``a b b c``), final punctuation excluded;
 * substitution (50 %): k ~ U{1..L-1} later sentences replaced by sentences of another
-  story of the corpus (with ``CorruptionContext.related`` set, a story among its keyword
-  neighbours, :mod:`training.negatives.related_stories`: an addition of ours, off by default;
-  experimental, it did not help, see benchmarks/RESULTS.md);
+  story of the corpus;
   (50 %): m ~ U{1..max(1, floor(.15 K))} of the K keywords replaced, by an antonym when one is known, else by a keyword with the same POS tag drawn by corpus
   frequency;
 * reordering: k ~ U{2..L-1} later sentences permuted, redrawn until the order changed;
 * negation: k ~ U{1..L-1} later sentences (among those a rule applies to) negated, see
   :mod:`training.negatives.negation`;
-* partial repetition (an addition of ours, weight 0 in the paper's recipe; experimental, it did
-  not help, see benchmarks/RESULTS.md): see
-  :func:`repeat_partially`. ``CorruptionContext.technique_probs`` replaces the paper's
-  technique weights (a technique of weight 0 is never drawn, so the paper's weights give
-  exactly the paper's draws).
+* ``CorruptionContext.technique_probs`` replaces the paper's technique weights (a technique of
+  weight 0 is never drawn, so the paper's weights give exactly the paper's draws).
 * grammar (an addition of ours, weight 0 in the paper's recipe): one grammar-breaking edit of
   :mod:`training.negatives.grammar` (words dropped, doubled, swapped, agreement broken, a
   degenerate loop) in k ~ U{1..max(1, (L-1)//2)} later sentences, each edit inside its sentence;
@@ -32,7 +27,7 @@ ROCStories), as in the technique table of the UNION paper (Guan & Huang, EMNLP 2
 Negatives written rather than edited (continuations of the story's opening by a story LM,
 :mod:`training.negatives.generated`, or by an n-gram model,
 :mod:`training.negatives.ngram_continuations`) replace a share of the corrupted copies after the
-build; they are registered by name in ``GENERATED_NEGATIVES``, beside ``TECHNIQUES``.
+build (``training/generated_negatives.py``, ``--ngram-fraction``, ``training/fluent_negatives.py``).
 
 A technique that cannot change the story (no keyword, no verb, a one-story corpus) is not
 recorded; if the story came out unchanged, the unused techniques of positive weight are tried
@@ -47,21 +42,14 @@ from __future__ import annotations
 import argparse
 import bisect
 import dataclasses
-import functools
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from story_quality.training.negatives import grammar
-from story_quality.training.negatives.fluent import FLUENT
-from story_quality.training.negatives.generated import GENERATED, replace_negatives
 from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.training.negatives.negation import negate
-from story_quality.training.negatives.ngram_continuations import (
-    GENERATED_NGRAM,
-    replace_with_ngram_continuations,
-)
 
 TECHNIQUE_COUNT_PROBS: dict[int, float] = {1: 0.5, 2: 0.2, 3: 0.2, 4: 0.1}
 TECHNIQUE_PROBS: dict[str, float] = {
@@ -70,7 +58,6 @@ TECHNIQUE_PROBS: dict[str, float] = {
     "reordering": 0.4,
     "negation": 0.2,
 }
-PARTIAL_REPETITION = "partial_repetition"
 GRAMMAR = "grammar"
 SENTENCE_REPETITION_PROB = 0.7
 SENTENCE_SUBSTITUTION_PROB = 0.5
@@ -177,7 +164,6 @@ class CorruptionContext:
     keywords: KeywordTable
     donors: DonorPool
     story_index: int
-    related: Sequence[int] | None = None  # donor rows to draw from instead of the whole pool
     technique_probs: Mapping[str, float] | None = None  # None: the paper's TECHNIQUE_PROBS
 
 
@@ -223,50 +209,6 @@ def _word_span(tokens: list[str]) -> int:
     return end
 
 
-def repeat_partially(
-    story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
-) -> tuple[list[Sentence], str] | None:
-    """Up to k ~ U{1..max(1, (L-1)//2)} later sentences restart with an earlier one's opening words.
-
-    Generators loop this way ("she needed to buy more . she needed to buy a new one ."), and
-    UNION's repetition (whole sentences copied, n-grams doubled in place) never shows it: the
-    target keeps its tail ``tokens[b:]`` behind the first a ~ U{ceil(span/2)..span-1} words
-    of a source drawn among the sentences before it (the context included); b is drawn
-    among the target's words 1..span-1 tagged like the source's word a (so the splice
-    mostly reads as a sentence), or among all of them if none is; a target of fewer than two
-    words is kept whole behind the opening. ``span`` counts words before the final
-    punctuation. A target with no earlier sentence of two words or more, or that would come
-    out unchanged, is left as it is.
-    """
-    later = list(range(1, len(story)))
-    if not later:
-        return None
-    k = rng.between(1, max(1, len(later) // 2))
-    story = _copy(story)
-    changed = False
-    for target in sorted(rng.sample(later, k)):
-        sources = [i for i in range(target) if _word_span(story[i][0]) >= 2]
-        if not sources:
-            continue
-        source_tokens, source_tags = story[sources[rng.index(len(sources))]]
-        span = _word_span(source_tokens)
-        a = rng.between((span + 1) // 2, span - 1)
-        tokens, tags = story[target]
-        target_span = _word_span(tokens)
-        # splice where the target has a word of the POS the source would have gone on with
-        fitting = [j for j in range(1, target_span) if tags[j] == source_tags[a]]
-        if fitting:
-            b = fitting[rng.index(len(fitting))]
-        else:
-            b = rng.between(1, target_span - 1) if target_span >= 2 else 0
-        new_tokens = source_tokens[:a] + tokens[b:]
-        if new_tokens == tokens:
-            continue
-        story[target] = (new_tokens, source_tags[:a] + tags[b:])
-        changed = True
-    return (story, PARTIAL_REPETITION) if changed else None
-
-
 def substitute(
     story: list[Sentence], rng: StoryRandom, ctx: CorruptionContext
 ) -> tuple[list[Sentence], str] | None:
@@ -282,11 +224,10 @@ def _substitute_sentences(
     later = list(range(1, len(story)))
     k = rng.between(1, len(later))
     donor: list[Sentence] | None = None
-    related = ctx.related
     for _ in range(MAX_RETRIES):
         if len(ctx.donors) == 0:
             break
-        row = related[rng.index(len(related))] if related else rng.index(len(ctx.donors))
+        row = rng.index(len(ctx.donors))
         index, sentences = ctx.donors.story(row)
         if index != ctx.story_index and len(sentences) > 1:
             donor = sentences
@@ -298,7 +239,7 @@ def _substitute_sentences(
     story = _copy(story)
     for target, source in zip(rng.sample(later, k), rng.sample(donor_later, k), strict=True):
         story[target] = (list(donor[source][0]), list(donor[source][1]))
-    return story, "substitution:related" if related else "substitution:sentence"
+    return story, "substitution:sentence"
 
 
 def _substitute_words(
@@ -397,38 +338,7 @@ TECHNIQUES: dict[str, Technique] = {
     "substitution": substitute,
     "reordering": reorder,
     "negation": negate_sentences,
-    PARTIAL_REPETITION: repeat_partially,
     GRAMMAR: break_grammar,
-}
-
-
-@dataclasses.dataclass(frozen=True)
-class GeneratedNegative:
-    """A kind of negative that is written, not edited: a share of a built corpus's corrupted copies
-    replaced by text a model wrote, listing ``label`` as their one corruption."""
-
-    label: str
-    # (corpus, ..., fraction, seed, ...) -> the corpus with a share of its corrupted rows replaced
-    replace: Callable[..., Any]
-    command: str  # how a corpus gets them
-
-
-# Every kind of negative the engine makes beside TECHNIQUES' edits, by name.
-GENERATED_NEGATIVES: dict[str, GeneratedNegative] = {
-    "story_lm": GeneratedNegative(
-        GENERATED, replace_negatives, "python training/generated_negatives.py export|generate|replace"
-    ),
-    "ngram": GeneratedNegative(
-        GENERATED_NGRAM,
-        replace_with_ngram_continuations,
-        "python training/build_union_data.py --ngram-fraction F",
-    ),
-    # human sentences that lose the thread, filtered adversarially (fluent.py)
-    "fluent": GeneratedNegative(
-        FLUENT,
-        functools.partial(replace_negatives, label=FLUENT),
-        "python training/fluent_negatives.py CORPUS OUT --encoder MINILM --fraction F",
-    ),
 }
 
 
@@ -446,7 +356,7 @@ def check_technique_probs(probs: Mapping[str, float]) -> dict[str, float]:
 
 
 def parse_technique_probs(text: str) -> dict[str, float]:
-    """``"repetition=0.1,partial_repetition=0.15,..."`` (the command-line form) as checked weights.
+    """``"repetition=0.1,grammar=0.15,..."`` (the command-line form) as checked weights.
 
     Techniques left out get weight 0.
     """

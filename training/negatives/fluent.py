@@ -36,7 +36,7 @@ import numpy as np
 
 from story_quality.training.negatives.generated import GENERATED
 from story_quality.training.negatives.lm_continuations import ROC_MAX_SENTENCES, ROC_MAX_WORDS
-from story_quality.union.text import SENTENCE_STOPS
+from story_quality.union.normalization import SENTENCE_STOPS
 
 FLUENT = f"{GENERATED}:fluent"  # the corruption name replaced rows carry
 KINDS = ("neighbour_sentences", "splice", "prompt_swap")

@@ -21,7 +21,7 @@ from datasets.fingerprint import Hasher
 from story_quality.training.negatives import nltk_resources
 from story_quality.training.negatives.morphology import inflect, irregular_verbs, verb_lemma
 from story_quality.training.negatives.pos_heuristic import heuristic_pos_tag
-from story_quality.union.text import PLACEHOLDERS
+from story_quality.union.normalization import PLACEHOLDERS
 
 CONTENT_TAGS = frozenset(
     {"NN", "NNS", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "JJ", "JJR", "JJS", "RB", "RBR", "RBS"}

@@ -38,7 +38,7 @@ from story_quality.training.output_folders import (
     written_whole,
     written_whole_file,
 )
-from story_quality.union.text import ABBREVIATIONS, SENTENCE_STOPS
+from story_quality.union.normalization import ABBREVIATIONS, SENTENCE_STOPS
 
 # A ROC story has five sentences of about 45 words (at most 71 in ROCStories); a text in no
 # --wp-fold that is longer is a WritingPrompts text whose fold was left out, never a ROC story.

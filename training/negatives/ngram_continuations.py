@@ -31,7 +31,7 @@ import datasets
 import numpy as np
 from datasets.fingerprint import Hasher
 
-from story_quality.union.text import SENTENCE_STOPS
+from story_quality.union.normalization import SENTENCE_STOPS
 
 logger = logging.getLogger(__name__)
 GENERATED_NGRAM = "generated:ngram"

@@ -14,7 +14,7 @@ import functools
 import re
 
 from story_quality.training.negatives.morphology import irregular_verbs
-from story_quality.union.text import PLACEHOLDERS
+from story_quality.union.normalization import PLACEHOLDERS
 
 CLOSED_CLASS: dict[str, str] = {
     **dict.fromkeys(

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from story_quality.union.text import SENTENCE_STOPS
+from story_quality.union.normalization import SENTENCE_STOPS
 
 SPECIALS = ["<pad>", "<unk>", "<eos>", "<roc>", "<wp>"]
 PAD, UNK, EOS = 0, 1, 2

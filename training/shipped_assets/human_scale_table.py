@@ -33,8 +33,8 @@ from collections.abc import Sequence
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
-from story_quality.checkpoint_files import weights_sha256  # noqa: E402
-from story_quality.checkpoint_reference import CheckpointReference  # noqa: E402
+from story_quality.checkpoints.files import weights_sha256  # noqa: E402
+from story_quality.checkpoints.reference import CheckpointReference  # noqa: E402
 from story_quality.training.corpora import writing_prompts_text  # noqa: E402
 from story_quality.union import human_scale  # noqa: E402
 from story_quality.union.scorer import scorer_for  # noqa: E402

@@ -81,7 +81,7 @@ def classify(male: dict[str, float], female: dict[str, float], words: set[str]) 
 
 
 def render(genders: dict[str, str]) -> str:
-    """The table as ``story_quality.union.text`` reads it: ``name<TAB>GENDER`` lines under a header."""
+    """The table as ``story_quality.union.normalization`` reads it: ``name<TAB>GENDER`` lines under a header."""
     # The header keeps this script's first name: the sha256 of the whole file (header included) is
     # recorded by every checkpoint trained with name tagging, so the same names must give the same bytes.
     header = (

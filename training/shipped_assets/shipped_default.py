@@ -17,7 +17,7 @@ import pathlib
 import torch
 import transformers
 
-from story_quality.checkpoint_files import sha256_of
+from story_quality.checkpoints.files import sha256_of
 from story_quality.devices import non_finite_tensor
 from story_quality.options import check_choice
 from story_quality.training.output_folders import (
@@ -27,8 +27,8 @@ from story_quality.training.output_folders import (
     written_whole,
 )
 from story_quality.union.checkpoints import MANIFEST, PUBLISHED_CHECKPOINTS, SHIPPED_DEFAULT_FOLDER
+from story_quality.union.normalization import CONFIG_KEY, NAMES_SHA256
 from story_quality.union.options import LONG_STORIES, LONG_STORIES_CONFIG_KEY
-from story_quality.union.text import CONFIG_KEY, NAMES_SHA256
 
 DEFAULT_TARGET = pathlib.Path(__file__).resolve().parents[2] / "metrics" / "union" / SHIPPED_DEFAULT_FOLDER
 SIZE_LIMIT_BYTES = 48 * 10**6

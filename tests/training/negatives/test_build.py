@@ -14,7 +14,7 @@ from story_quality.training.negatives.build import (
 )
 from story_quality.training.negatives.corruptions import TECHNIQUE_PROBS
 from story_quality.training.negatives.lexicon import Lexicon
-from story_quality.union.text import (
+from story_quality.union.normalization import (
     CONFIG_KEY,
     ROC_STORIES,
     WRITING_PROMPTS,
@@ -203,50 +203,15 @@ def test_a_corpus_on_disk_is_cached_and_a_new_seed_is_a_new_cache_entry(tmp_path
     assert reseeded.cache_files != first.cache_files
 
 
-def topic_stories(n):
-    """Stories of two topics that share no content word across topics."""
-    dogs = ["dog", "ball", "park", "bone", "leash", "puppy"]
-    cars = ["car", "engine", "road", "tire", "garage", "truck"]
-    stories = []
-    for i in range(n):
-        words = dogs if i % 2 else cars
-        a, b, c = words[i % 6], words[(i + 1) % 6], words[(i + 2) % 6]
-        stories.append(
-            f"Story {i} began. The {a} was near the {b} {i}. Sam saw the {c} {i}. "
-            f"The {b} looked at the {a} {i}. Sam took the {c} home {i}."
-        )
-    return stories
-
-
-def test_related_donors_bring_sentences_of_the_same_topic_reproducibly():
-    texts = topic_stories(40)
-    built = build(texts, related_donors=3)
-    assert read_summary(built)["related_donors"] == 3
-    dogs = {"dog", "ball", "park", "bone", "leash", "puppy"}
-    checked = 0
-    for row in built.to_list():
-        if "substitution:related" not in row["corruptions"]:
-            continue
-        new = set(row["text"].split(" . ")) - set(row["original"].split(" . "))
-        mine = bool(dogs & set(row["original"].split()))
-        assert new and all(bool(dogs & set(sentence.split())) == mine for sentence in new), row
-        checked += 1
-    assert checked >= 3
-    assert "substitution:related" not in {c for cs in build(texts)["corruptions"] for c in cs}
-    assert build(texts, related_donors=3, num_proc=2, batch_size=7).to_list() == built.to_list()
-    with pytest.raises(ValueError, match="related_donors"):
-        build(texts, related_donors=-1)
-
-
 def test_technique_weights_are_recorded_and_build_another_corpus():
     texts = make_stories(12)
     default = build(texts)
     assert read_summary(default)["technique_probs"] == TECHNIQUE_PROBS
-    ours = build(texts, technique_probs={"partial_repetition": 1.0})
+    ours = build(texts, technique_probs={"reordering": 1.0})
     summary = read_summary(ours)
-    assert summary["technique_probs"] == {"partial_repetition": 1.0}
-    assert set(summary["corruptions"]) == {"partial_repetition"}
+    assert summary["technique_probs"] == {"reordering": 1.0}
+    assert set(summary["corruptions"]) == {"reordering"}
     assert ours.to_list() != default.to_list()
-    assert build(texts, technique_probs={"partial_repetition": 1.0}, num_proc=2).to_list() == ours.to_list()
+    assert build(texts, technique_probs={"reordering": 1.0}, num_proc=2).to_list() == ours.to_list()
     with pytest.raises(ValueError, match="unknown corruption technique"):
         build(texts, technique_probs={"shuffle": 1.0})

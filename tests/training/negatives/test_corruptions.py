@@ -13,7 +13,7 @@ import pytest
 from corruption_helpers import DONOR, STORY, ListDonors, ScriptedRandom, as_story, text_of
 
 from story_quality.training.negatives.corruptions import (
-    PARTIAL_REPETITION,
+    GRAMMAR,
     CorruptionContext,
     KeywordTable,
     StoryRandom,
@@ -23,7 +23,6 @@ from story_quality.training.negatives.corruptions import (
     parse_technique_probs,
     reorder,
     repeat,
-    repeat_partially,
     substitute,
 )
 from story_quality.training.negatives.lexicon import Lexicon
@@ -190,7 +189,7 @@ def test_technique_count_and_inclusion_distributions_match_exactly_computed_ones
     assert all(len(set(d)) == len(d) for d in draws)
 
 
-OURS = {"repetition": 0.1, PARTIAL_REPETITION: 0.15, "substitution": 0.25, "reordering": 0.3, "negation": 0.2}
+OURS = {"repetition": 0.1, GRAMMAR: 0.15, "substitution": 0.25, "reordering": 0.3, "negation": 0.2}
 
 
 def test_custom_technique_weights_are_drawn_as_computed_exactly_and_weight_0_never():
@@ -199,58 +198,16 @@ def test_custom_technique_weights_are_drawn_as_computed_exactly_and_weight_0_nev
     included = Counter(name for d in draws for name in d)
     for name, p in _reference_inclusion_probabilities(OURS).items():
         assert _within(included[name], p, n), (name, included[name] / n, p)
-    with_zero = {**PAPER_TECHNIQUE_PROBS, PARTIAL_REPETITION: 0.0}
-    assert not any(PARTIAL_REPETITION in draw_techniques(StoryRandom(0, i), with_zero) for i in range(n))
+    with_zero = {**PAPER_TECHNIQUE_PROBS, GRAMMAR: 0.0}
+    assert not any(GRAMMAR in draw_techniques(StoryRandom(0, i), with_zero) for i in range(n))
 
 
 def test_the_papers_weights_in_any_key_order_draw_exactly_as_the_default(lexicon, ctx):
     story = as_story(lexicon, STORY)
     defaults = [corrupt(story, StoryRandom(2, i), ctx) for i in range(300)]
     # the paper's weights, written out, in another key order: exactly the default draws
-    ctx.technique_probs = dict([*reversed(PAPER_TECHNIQUE_PROBS.items()), (PARTIAL_REPETITION, 0.0)])
+    ctx.technique_probs = dict([*reversed(PAPER_TECHNIQUE_PROBS.items()), (GRAMMAR, 0.0)])
     assert [corrupt(story, StoryRandom(2, i), ctx) for i in range(300)] == defaults
-
-
-def test_partial_repetition_splices_an_earlier_opening_onto_the_tail_where_the_tags_fit(lexicon, ctx):
-    # k = 1 + int(.6 * 2) = 2 targets, sample([1..4], 2) with zeros -> sentences 1 and 2.
-    # Sentence 1: the only source is 0 ("ken went to the park", span 5); a = 3 + int(0 * 2) = 3
-    # -> "ken went to", whose next word "the" is DT; the one DT of "he saw a big dog" is "a"
-    # (j = 2) -> "ken went to a big dog .".  Sentence 2: sources 0 and 1, int(.99 * 2) = 1, the
-    # new sentence 1 (span 6): a = 3 -> "ken went to", next word "a" (DT); "the dog was happy"
-    # has no DT after its first word, so b = 1 + int(.5 * 3) = 2 -> "was happy .".
-    rng = ScriptedRandom([0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.99, 0.0, 0.5])
-    story, name = repeat_partially(as_story(lexicon, STORY), rng, ctx)
-    assert name == PARTIAL_REPETITION
-    assert text_of(story) == [
-        STORY[0],
-        "ken went to a big dog .",
-        "ken went to was happy .",
-        STORY[3],
-        STORY[4],
-    ]
-    assert rng.unused == 0
-    assert story[1][1] == lexicon.tag("ken went to".split()) + lexicon.tag("a big dog .".split())
-
-
-def test_partial_repetition_alone_opens_later_sentences_like_earlier_ones(lexicon, ctx):
-    story = as_story(lexicon, STORY)
-    ctx.technique_probs = {PARTIAL_REPETITION: 1.0}
-    for i in range(200):
-        corrupted, names = corrupt(story, StoryRandom(4, i), ctx)
-        assert names == [PARTIAL_REPETITION]
-        texts = [tokens for tokens, _ in corrupted]
-        assert texts[0] == story[0][0]
-        changed = [t for t in range(1, 5) if texts[t] != story[t][0]]
-        assert 1 <= len(changed) <= 2
-        for t in changed:
-            tail_ok = any(texts[t][-len(story[t][0][b:]) :] == story[t][0][b:] for b in range(1, 5))
-            opened = any(
-                texts[t][:a] == texts[s][:a] and 2 * a >= len(texts[s]) - 1
-                for s in range(t)
-                for a in range(1, len(texts[s]))
-            )
-            assert tail_ok and opened, (i, texts)
-        assert all(len(tokens) == len(tags) for tokens, tags in corrupted)
 
 
 @pytest.mark.parametrize(
@@ -270,13 +227,9 @@ def test_bad_technique_weights_are_rejected_naming_the_item(text, message):
         parse_technique_probs(text)
 
 
-def test_partial_repetition_of_a_lone_context_changes_nothing(lexicon, ctx):
-    assert repeat_partially(as_story(lexicon, STORY[:1]), StoryRandom(0, 0), ctx) is None
-
-
 def test_technique_weights_parse_in_the_techniques_order():
-    parsed = parse_technique_probs("negation=0.2, partial_repetition=1,repetition=.5")
-    assert list(parsed.items()) == [("repetition", 0.5), ("negation", 0.2), (PARTIAL_REPETITION, 1.0)]
+    parsed = parse_technique_probs("negation=0.2, grammar=1,repetition=.5")
+    assert list(parsed.items()) == [("repetition", 0.5), ("negation", 0.2), (GRAMMAR, 1.0)]
 
 
 def test_corrupt_applies_cumulatively_with_the_variant_split_and_never_touches_sentence_0(lexicon, ctx):
@@ -328,18 +281,3 @@ def test_keyword_draws_follow_corpus_frequency():
     assert table.draw("NN", StoryRandom(0, 0), exclude="cat") in ("dog", "cow")
     assert table.draw("VB", StoryRandom(0, 0), exclude="x") is None
     assert KeywordTable.from_counts({("JJ", "red"): 2}).draw("JJ", StoryRandom(0, 0), exclude="red") is None
-
-
-def test_related_substitution_draws_the_donor_among_the_related_rows(lexicon, ctx):
-    # As the sentence-substitution test, but the donor row is related[int(0 * 1)] = 2, a
-    # story the uniform draw (row int(0 * 3) = 0, the story itself) would not give.
-    third = ["[MALE] lost his keys .", "he looked everywhere .", "they were in his coat .", "a", "b"]
-    ctx.donors = ListDonors(
-        [(7, as_story(lexicon, STORY)), (8, as_story(lexicon, DONOR)), (9, as_story(lexicon, third))]
-    )
-    ctx.related = [2]
-    rng = ScriptedRandom([0.0, 0.3, 0.0, 0.5, 0.0, 0.0, 0.0])
-    story, name = substitute(as_story(lexicon, STORY), rng, ctx)
-    assert name == "substitution:related"
-    assert text_of(story) == [STORY[0], STORY[1], third[2], third[1], STORY[4]]
-    assert rng.unused == 0

@@ -11,7 +11,6 @@ import tiny_models
 from transformers import BertModel
 
 from story_quality.training import fluent_negatives
-from story_quality.training.negatives import corruptions
 from story_quality.training.negatives.build import build_union_dataset
 from story_quality.training.negatives.fluent import (
     FLUENT,
@@ -29,7 +28,7 @@ from story_quality.training.negatives.fluent_corpus import FilterSettings, make_
 from story_quality.training.negatives.generated import GENERATED, replace_negatives
 from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.training.negatives.sentence_embeddings import cached_embeddings
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 STORIES = [
     "Ken went to the store. He bought a new car. The car was red. He drove it home. His family loved it.",
@@ -141,7 +140,7 @@ def test_fluent_rows_leave_copies_another_generated_kind_wrote():
             {"text": "c", "label": 0, "story_index": 0, "original": "h", "corruptions": ["reordering"]},
         ]
     )
-    swapped, summary = corruptions.GENERATED_NEGATIVES["fluent"].replace(corpus, {0: ["f"]}, 1.0, 0)
+    swapped, summary = replace_negatives(corpus, {0: ["f"]}, 1.0, 0, label=FLUENT)
     assert swapped["text"] == ["h", "lm", "f"] and swapped["corruptions"][2] == [FLUENT]
     assert summary["replaced"] == 1
     assert replace_negatives(corpus, {0: ["f"]}, 1.0, 0)[0]["corruptions"][2] == [GENERATED]

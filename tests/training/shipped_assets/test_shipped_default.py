@@ -11,7 +11,7 @@ from tiny_models import save_union_checkpoint
 from story_quality.training.shipped_assets import shipped_default
 from story_quality.training.shipped_assets.shipped_default import export_shipped_default, main
 from story_quality.union.checkpoints import MANIFEST
-from story_quality.union.text import ROC_STORIES
+from story_quality.union.normalization import ROC_STORIES
 
 
 def contents(folder: pathlib.Path) -> dict[str, bytes]:

@@ -1,0 +1,80 @@
+"""The metrics this package holds, one entry each: every list of metrics reads it.
+
+An entry says what the rest of the package needs to know of a metric: its name, its option
+spec (:mod:`story_quality.options`: compute's checks, the scorer's keywords, the command's flags,
+the card's table), how to build its scorer, which per-text lists of its result a score file's
+rows hold (and under which name), which keys of its result are the mean of ``scores``, and what
+a score in each of its row columns can be. A third metric is its own folder (``story_quality/NAME/``
+with ``options.py`` and ``scorer.py``, ``metrics/NAME/``) and one entry here.
+
+Nothing here imports torch: a scorer's module is imported when one is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
+from story_quality.options import OptionSpec
+from story_quality.union.options import UNION_OPTIONS
+
+
+@dataclass(frozen=True)
+class MetricEntry:
+    """One metric, as the package's lists need it (see the module's docstring)."""
+
+    name: str
+    about: str  # what it judges, in a word or two (``story-quality score --help``)
+    options: OptionSpec
+    scorer_class: Callable[[], type]  # the scorer's class, imported when first asked for
+    row_keys: Mapping[str, str]  # a per-text list of the result -> the score file row's field
+    mean_keys: tuple[str, ...]  # keys of the result that are the mean of its ``scores``
+    score_ranges: Mapping[str, tuple[float, float]]  # a row field -> what a score there can be
+    scorer_options: tuple[str, ...] = ()  # compute's options the scorer is built with, not called
+
+    def build_scorer(self, options: Mapping[str, Any]) -> Any:
+        """The scorer, built with ``options`` (its loading options and :attr:`scorer_options`)."""
+        return self.scorer_class()(**options)
+
+
+def _union_scorer() -> type:
+    from story_quality.union.scorer import UnionScorer
+
+    return UnionScorer
+
+
+def _gruen_scorer() -> type:
+    from story_quality.gruen.scorer import GruenScorer
+
+    return GruenScorer
+
+
+GRUEN_ROWS = ("gruen", "grammaticality", "redundancy", "focus", "coherence")
+REGISTRY: dict[str, MetricEntry] = {
+    entry.name: entry
+    for entry in (
+        MetricEntry("union", "coherence", UNION_OPTIONS, _union_scorer,
+                    {"scores": "union", "percentiles": "percentile"}, ("union_score",),
+                    {"union": (0.0, 1.0), "percentile": (0.0, 100.0)}),
+        MetricEntry("gruen", "quality", GRUEN_OPTIONS, _gruen_scorer, {key: key for key in GRUEN_ROWS},
+                    ("gruen_score", "mean_gruen"), {"gruen": (0.0, 1.0)}, scorer_options=MODEL_OPTIONS),
+    )
+}  # fmt: skip
+METRICS = tuple(REGISTRY)
+
+
+def option_specs() -> dict[str, OptionSpec]:
+    """Each metric's option spec, by the metric's name."""
+    return {name: entry.options for name, entry in REGISTRY.items()}
+
+
+def score_ranges() -> dict[str, tuple[float, float]]:
+    """What a score in each row field of a score file can be, whichever metric wrote it."""
+    return {field: bounds for entry in REGISTRY.values() for field, bounds in entry.score_ranges.items()}
+
+
+def means_of() -> dict[str, str]:
+    """Each mean key of any metric's result, and the per-text key it is the mean of."""
+    return {key: "scores" for entry in REGISTRY.values() for key in entry.mean_keys}
