@@ -331,7 +331,7 @@ def member_scorer(
         "long_stories": long_stories,
         "precision": precision,
     }
-    scorer.call_options({**options, "device": None, "rescale": None})
+    scorer.call_options({**options, "device": None, "percentiles": None})
 
     def score(key: str, texts: list[str]) -> np.ndarray:
         scored = scorer.score(texts, **options)

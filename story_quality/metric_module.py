@@ -171,7 +171,9 @@ class ScorerMetric(SharedInstance, CheckedInputs):
     config_name_arguments: tuple[str, ...] = ()
 
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check every option and text before ``evaluate`` stores them (it would turn 5 into "5")."""
+        """Check every option and text before ``evaluate`` stores them (it would turn 5 into "5"); an
+        option's old name is taken as its new one, with a warning."""
+        kwargs = self.entry.options.current_names(kwargs)
         check_options(kwargs, self.entry.options.names, self.config_name_arguments)
         warn_unused_references(self.name, references)
         with self.taking_turns():  # another thread's add must not land between the check and the work

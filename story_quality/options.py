@@ -16,12 +16,15 @@ import dataclasses
 import inspect
 import numbers
 import os
+import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy
 
 from story_quality.arithmetic import PRECISIONS
+from story_quality.warning_origin import user_stacklevel
 
 
 def check_count(value: Any, name: str, minimum: int = 1) -> int:
@@ -251,11 +254,15 @@ class OptionSpec:
     ``loading`` are chosen when the metric is loaded (``evaluate.load``'s config_name, the scorer's
     constructor), not by ``compute``: the command line takes them as flags all the same, so that a
     flag of one metric given with the other is refused by the same rule (:attr:`command_line`).
+    ``renamed`` pairs an option's old name with its new one: the old name is still taken, by
+    ``compute``, a scorer's ``score`` and the command line, with a ``FutureWarning``, for one
+    version (:meth:`current_names`, :func:`add_flags`).
     """
 
     metric: str
     options: tuple[Option, ...]
     loading: tuple[Option, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -276,11 +283,40 @@ class OptionSpec:
     def defaults(self) -> dict[str, Any]:
         return {option.name: option.default for option in self.options}
 
+    def current_names(self, given: Mapping[str, Any], caller: str = "compute()") -> dict[str, Any]:
+        """``given`` with each old name of :attr:`renamed` replaced by its new one, with a
+        ``FutureWarning``; an option given under both names is refused, naming ``caller``.
+
+        >>> percentiles = Option("percentiles", "choice", None, "x", ("a",))
+        >>> spec = OptionSpec("m", (percentiles,), renamed=(("rescale", "percentiles"),))
+        >>> spec.current_names({"rescale": "a", "percentiles": "a"})
+        Traceback (most recent call last):
+        ...
+        TypeError: compute() got both 'rescale' and 'percentiles', one option under its old and its new name: pass percentiles= only.
+        """
+        current = dict(given)
+        for old, new in self.renamed:
+            if old not in current:
+                continue
+            if new in current:
+                raise TypeError(
+                    f"{caller} got both {old!r} and {new!r}, one option under its old and its new name: "
+                    f"pass {new}= only."
+                )
+            warnings.warn(
+                f"{self.metric}'s {old}= is now called {new}=; the old name is taken for this version only.",
+                FutureWarning,
+                stacklevel=user_stacklevel(),
+            )
+            current[new] = current.pop(old)
+        return current
+
     def check(
         self, given: Mapping[str, Any], caller: str = "compute()", leave_out: Sequence[str] = ()
     ) -> dict[str, Any]:
-        """Every option (but ``leave_out``) checked, those not given at their defaults; an unknown name
-        is refused, naming ``caller``."""
+        """Every option (but ``leave_out``) checked, those not given at their defaults; an old name of
+        :attr:`renamed` is taken as its new one; an unknown name is refused, naming ``caller``."""
+        given = self.current_names(given, caller)
         options = [option for option in self.options if option.name not in leave_out]
         check_options(given, [option.name for option in options], caller=caller)
         return {option.name: option.check(given.get(option.name, option.default)) for option in options}
@@ -302,12 +338,39 @@ class OptionSpec:
         return textwrap.indent("\n".join(entries), indent)
 
 
+class _OldFlag(argparse.Action):
+    """A renamed option's old flag: still taken, for one version, with a warning on stderr (as
+    argparse writes its errors); its value lands where the new flag's does."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        new_flag = "--" + self.dest.replace("_", "-")
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} is the old name of {new_flag}: give {new_flag} only")
+        print(
+            f"{parser.prog}: warning: {option_string} is now called {new_flag}; the old name is taken for "
+            "this version only.",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
 def add_flags(
     parser: argparse.ArgumentParser, specs: Sequence[OptionSpec], default_texts: Mapping[str, str] = {}
 ) -> None:
     """One flag per option of ``specs``; an option several metrics take (same kind and default) gets
     one flag whose help says what it does in each. ``default_texts`` overrides what a help says of a
-    default. Every flag defaults to None, so that the options given can be told apart."""
+    default. Every flag defaults to None, so that the options given can be told apart. A renamed
+    option's old flag is taken too, with a warning (:class:`_OldFlag`), left out of ``--help``."""
+    for old, new in dict.fromkeys(pair for spec in specs for pair in spec.renamed):
+        option = next(spec[new] for spec in specs if (old, new) in spec.renamed)
+        parser.add_argument(
+            "--" + old.replace("_", "-"),
+            dest=new,
+            action=_OldFlag,
+            choices=option.choices or None,
+            type=option.parse_flag if option.kind == "count" else None,
+            help=argparse.SUPPRESS,
+        )
     for name in dict.fromkeys(option.name for spec in specs for option in spec.command_line):
         holders = [spec for spec in specs if name in {option.name for option in spec.command_line}]
         option = holders[0][name]

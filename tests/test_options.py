@@ -43,7 +43,7 @@ def test_each_card_holds_the_table_its_spec_generates(name):
 def test_a_stale_table_is_found_and_a_card_without_markers_named(tmp_path, monkeypatch, capsys):
     card = option_tables.card_path("union").read_text(encoding="utf-8")
     stale = tmp_path / "union.md"
-    stale.write_text(card.replace("| `rescale` |", "| `rescaled` |"), encoding="utf-8")
+    stale.write_text(card.replace("| `percentiles` |", "| `percentile` |"), encoding="utf-8")
     monkeypatch.setattr(
         option_tables, "card_path", lambda metric: stale if metric == "union" else tmp_path / "none.md"
     )
@@ -122,12 +122,12 @@ def test_the_flags_reach_the_scorer(monkeypatch):
     assert built == [given]
     assert scored == [{"coherence": True, "lm_scoring": "pll", "batch_size": 3, "device": "cpu"}]
     union = cli.parse_args(
-        [*SCORE, "--metric", "union", "--max-length", "20", "--long-stories", "head", "--rescale", "human-wp"]
+        [*SCORE, "--metric", "union", "--max-length", "20", "--long-stories", "head", "--percentiles", "human-wp"]
     )
     assert options.given_flags(union, UNION_OPTIONS) == {
         "max_length": 20,
         "long_stories": "head",
-        "rescale": "human-wp",
+        "percentiles": "human-wp",
     }
 
 

@@ -46,7 +46,7 @@ Returns:
     scores (`list` of `float`): P(human-written) for each story, in input order, in [0, 1];
         higher is more coherent.
     union_score (`float`): the mean of `scores` (NaN when there are no stories).
-    percentiles (`list` of `float`, with `rescale` only): each story's percentile, 0-100, among
+    percentiles (`list` of `float`, with `percentiles=` only): each story's percentile, 0-100, among
         the human stories of the domain: the share of them scoring lower, ties counted half. A
         place among one set of human stories, not a probability.
     signature (`str`): what made the scores (checkpoint and its revision or the sha256 of its weights, config and tokenizer files,
@@ -104,7 +104,7 @@ class Union(metric_module.ScorerMetric, evaluate.Metric):
         device: str | int | torch.device | None = None,
         max_length: int | None = None,
         long_stories: str | None = None,
-        rescale: str | None = None,
+        percentiles: str | None = None,
         precision: str = "fp32",
         num_workers: int | None = None,
     ) -> dict:

@@ -30,9 +30,17 @@ from typing import Any
 
 import numpy as np
 
-from story_quality import score_file
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.evaluation import significance
+from story_quality.score_file.claim import same_file
+from story_quality.score_file.reading import (
+    check_finished,
+    file_signature,
+    json_rows,
+    parsed_signature,
+    row_score,
+)
+from story_quality.score_file.rows import IDENTITY_FIELDS, ScoreFileError
 from story_quality.signature import Signature
 from story_quality.union import human_scale
 
@@ -168,12 +176,12 @@ def read_systems(
     allow_unfinished: bool = False,
 ) -> tuple[str, str, list[System]]:
     """(signature, score column, systems) of one score file: one system, or one per ``system_column`` value."""
-    rows = score_file.json_rows(path)
+    rows = json_rows(path)
     notes = [f"{path}: read unfinished as asked (--allow-unfinished)"] if allow_unfinished else []
-    notes += [] if allow_unfinished else score_file.check_finished(path, rows)
-    signature = score_file.file_signature(path, rows)
-    column = score_column or score_file.parsed_signature(path, signature).metric
-    refused = {*score_file.IDENTITY_FIELDS, id_column, *([system_column] if system_column else [])}
+    notes += [] if allow_unfinished else check_finished(path, rows)
+    signature = file_signature(path, rows)
+    column = score_column or parsed_signature(path, signature).metric
+    refused = {*IDENTITY_FIELDS, id_column, *([system_column] if system_column else [])}
     if column in refused:
         raise CompareError(
             f"--score-column {column}: that field says which row a score belongs to; it is not a score"
@@ -196,7 +204,7 @@ def read_systems(
         if row_id in seen.setdefault(name, set()):
             raise CompareError(f"{path}:{number}: {id_column} {row_id!r} appears twice for system {name!r}")
         seen[name].add(row_id)
-        value = score_file.row_score(path, number, record, column)
+        value = row_score(path, number, record, column)
         if value is None:
             system.skipped += 1
         else:
@@ -222,7 +230,7 @@ def _same_signature(first: tuple[pathlib.Path, str], other: tuple[pathlib.Path, 
         """The signature as the comparison must find it equal: without its human-scale part when the
         raw scores are compared; a signature another tool wrote is compared as it is."""
         parsed = Signature.parse_or_none(signature) if raw else None
-        return str(parsed.without(*human_scale.RESCALES)) if parsed is not None else signature
+        return str(parsed.without(*human_scale.HUMAN_SCALES)) if parsed is not None else signature
 
     if kept(first[1]) != kept(other[1]):
         raise CompareError(
@@ -247,7 +255,7 @@ def load_systems(
         read = [(pathlib.Path(path),
                  *read_systems(pathlib.Path(path), score_column, id_column, system_column, allow_unfinished))
                 for path in paths]  # fmt: skip
-    except score_file.ScoreFileError as error:
+    except ScoreFileError as error:
         raise CompareError(str(error)) from None
     columns = {column for _, _, column, _ in read}
     if len(columns) > 1:
@@ -271,7 +279,7 @@ def load_systems(
 def _refuse_the_same_file_twice(paths: list[pathlib.Path]) -> None:
     """One file named twice (or through a link) is one system, not two that agree perfectly."""
     for first, second in itertools.combinations(paths, 2):
-        if score_file.same_file(first, second):
+        if same_file(first, second):
             raise CompareError(f"{first} and {second} are the same file: name each system's scores once")
 
 

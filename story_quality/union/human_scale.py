@@ -5,7 +5,7 @@ coherent human ROC stories 0.73 on average, and no score means "as good as a per
 shipped default a small table (package data in ``human_scale_tables/``) holds the scores that
 checkpoint gives the human stories the development suite holds back from training, per domain
 (``roc``: ROCStories; ``wp``: WritingPrompts, prompt and about 200 words). With
-``rescale="human-roc"`` (or ``"human-wp"``) the metric returns, beside each raw score, its
+``percentiles="human-roc"`` (or ``"human-wp"``) the metric returns, beside each raw score, its
 percentile among those human stories: 30 means 30 % of the held-back human stories of that domain
 score lower (ties count half).
 
@@ -14,8 +14,8 @@ calibrated probability, not a quality grade, and not comparable across checkpoin
 
 Each table records the checkpoint it was made with (its signature label and the full sha256 of
 its weights) and how it was read (window, long stories); its own sha256 is pinned in
-:data:`TABLES` and checked at load, and the table's sha256 joins the signature of every rescaled
-result. In a clone, ``python training/shipped_assets/human_scale_table.py CORPORA --checkpoint default``
+:data:`TABLES` and checked at load, and the table's sha256 joins the signature of every result
+with percentiles. In a clone, ``python training/shipped_assets/human_scale_table.py CORPORA --checkpoint default``
 rebuilds a table from the held-back stories ``python -m benchmarks.dev_split --output-dir CORPORA``
 writes; a new shipped default needs that command and the new pin below.
 """
@@ -36,7 +36,8 @@ from story_quality.checkpoints.files import sha256_of, weights_sha256
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.signature import Signature, SignatureError
 
-RESCALES = {"human-roc": "roc", "human-wp": "wp"}
+# percentiles= -> the domain of the human stories
+HUMAN_SCALES = {"human-roc": "roc", "human-wp": "wp"}
 TABLE_FOLDER = pathlib.Path(__file__).with_name("human_scale_tables")
 
 
@@ -78,8 +79,8 @@ class HumanScale:
         """Each score's percentile (0-100) among the domain's human stories: the share below, ties half."""
         return percentile_ranks(scores, self.domains[domain]).tolist()
 
-    def signature_part(self, rescale: str) -> str:
-        return f"{rescale}:sha256:{self.sha256[:12]}"
+    def signature_part(self, scale: str) -> str:
+        return f"{scale}:sha256:{self.sha256[:12]}"
 
 
 # Two scores this close are one score: a story's score moves by up to 1e-5 with its batch-mates
@@ -122,7 +123,7 @@ def raw_reading(signature: str | Signature) -> tuple[str, ...]:
     >>> raw_reading("union|v1|checkpoint:default@sha256:ab|window:256|fp32|human-roc:sha256:cd")
     ('union', 'checkpoint:default@sha256:ab', 'window:256')
     """
-    return Signature.parse(signature).without(*RESCALES).scoring_parts()
+    return Signature.parse(signature).without(*HUMAN_SCALES).scoring_parts()
 
 
 @functools.lru_cache(maxsize=8)
@@ -162,7 +163,7 @@ def human_scale_for(label: str) -> HumanScale:
     if entry is None:
         raise HumanScaleError(
             f"no human scale table for the UNION checkpoint {name!r} ({label}): tables exist for "
-            f"{', '.join(repr(known) for known in TABLES)}. Score with one of those checkpoints, or without rescale."
+            f"{', '.join(repr(known) for known in TABLES)}. Score with one of those checkpoints, or without percentiles."
         )
     table = load_table(entry.path, entry.sha256)
     if table.checkpoint != label:
@@ -173,11 +174,13 @@ def human_scale_for(label: str) -> HumanScale:
     return table
 
 
-def human_scale_for_call(rescale: str, signature: Signature, checkpoint: CheckpointReference) -> HumanScale:
+def human_scale_for_call(scale: str, signature: Signature, checkpoint: CheckpointReference) -> HumanScale:
     """The table for a metric call with ``signature`` on ``checkpoint``, after checking it was made
     with the same weights and the same reading of the stories."""
-    if rescale not in RESCALES:
-        raise ValueError(f"rescale must be one of {', '.join(map(repr, RESCALES))} or None, got {rescale!r}")
+    if scale not in HUMAN_SCALES:
+        raise ValueError(
+            f"percentiles must be one of {', '.join(map(repr, HUMAN_SCALES))} or None, got {scale!r}"
+        )
     table = human_scale_for(signature["checkpoint"])
     if checkpoint.local and table.weights_sha256 != weights_sha256(checkpoint.source):
         raise HumanScaleError(
@@ -187,9 +190,9 @@ def human_scale_for_call(rescale: str, signature: Signature, checkpoint: Checkpo
     if raw_reading(table.signature) != raw_reading(signature):
         differs = sorted(set(raw_reading(signature)) - set(raw_reading(table.signature)))
         raise HumanScaleError(
-            f"rescale={rescale!r}: the human stories of {table.path.name} were read as {table.signature}; "
+            f"percentiles={scale!r}: the human stories of {table.path.name} were read as {table.signature}; "
             f"this call reads them differently ({', '.join(differs)}). Drop max_length / long_stories "
-            "to use the checkpoint's own reading, or drop rescale."
+            "to use the checkpoint's own reading, or drop percentiles."
         )
     return table
 

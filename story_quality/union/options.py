@@ -11,7 +11,7 @@ import os
 
 from story_quality.options import DEVICE, PRECISION, Option, OptionSpec
 from story_quality.union.encoding import MIN_WINDOW
-from story_quality.union.human_scale import RESCALES
+from story_quality.union.human_scale import HUMAN_SCALES
 
 DEFAULT_BATCH_SIZE = 32
 # Worker processes preparing text on a GPU at most: one core each, one core left to the main process.
@@ -65,12 +65,13 @@ UNION_OPTIONS = OptionSpec(
             ),
         ),
         Option(
-            "rescale",
+            "percentiles",
             "choice",
             None,
             "also return each story's percentile among the held-back human ROC or WP stories, scored by "
-            "the same checkpoint: the human scale (a table ships with the shipped default; others are refused)",
-            choices=tuple(RESCALES),
+            "the same checkpoint: the human scale (a table ships with the shipped default; others are "
+            "refused); formerly rescale, a name taken with a warning for one version",
+            choices=tuple(HUMAN_SCALES),
             default_text="None: no percentiles",
         ),
         PRECISION,
@@ -95,6 +96,7 @@ UNION_OPTIONS = OptionSpec(
             default_text="default, the shipped default",
         ),
     ),
+    renamed=(("rescale", "percentiles"),),
 )
 
 

@@ -32,7 +32,7 @@ from story_quality.signature import Signature, normalization_label
 from story_quality.text_checks import check_texts, warn_unread_texts
 from story_quality.union.checkpoints import SHIPPED_DEFAULT, is_config_name, resolve_checkpoint
 from story_quality.union.encoding import Encoded, Rows, append_encoded, encode
-from story_quality.union.human_scale import RESCALES, HumanScale, human_scale_for_call
+from story_quality.union.human_scale import HUMAN_SCALES, HumanScale, human_scale_for_call
 from story_quality.union.inference import class_probabilities
 from story_quality.union.loading import load_checkpoint, refuse_unscorable
 from story_quality.union.normalization import StoryNormalization
@@ -48,7 +48,7 @@ class UnionResult:
 
     scores: list[float]
     signature: str
-    percentiles: list[float] | None = None  # with rescale only: each text's place among human stories
+    percentiles: list[float] | None = None  # with percentiles= only: each text's place among human stories
 
     @property
     def mean(self) -> float:
@@ -130,12 +130,12 @@ class UnionScorer:
         call = self.call_options(options)
         made_by = self.signature(call)
         human = None
-        if call.rescale is not None:  # the table is checked before any story is read
-            human = human_scale_for_call(call.rescale, made_by, self.checkpoint)
+        if call.percentiles is not None:  # the table is checked before any story is read
+            human = human_scale_for_call(call.percentiles, made_by, self.checkpoint)
         if next(self.model.parameters()).device != call.device:
             self.model.to(call.device)
         scores = self._scores(texts, call)
-        return _with_percentiles(scores, made_by, call.rescale, human)
+        return _with_percentiles(scores, made_by, call.percentiles, human)
 
     def _encode(self, texts: list[str], call: CallOptions) -> Encoded:
         with progress(total=len(texts), desc="UNION text", unit="story") as bar:
@@ -203,16 +203,16 @@ class UnionScorer:
 
 
 def _with_percentiles(
-    scores: list[float], made_by: Signature, rescale: str | None, human: HumanScale | None
+    scores: list[float], made_by: Signature, scale: str | None, human: HumanScale | None
 ) -> UnionResult:
     """The call's result: with a human scale, each score's percentile among its human stories and the
     table in the signature."""
-    if rescale is None or human is None:
+    if scale is None or human is None:
         return UnionResult(scores, str(made_by))
     return UnionResult(
         scores,
-        str(made_by.with_part(human.signature_part(rescale))),
-        percentiles=human.percentiles(scores, RESCALES[rescale]),
+        str(made_by.with_part(human.signature_part(scale))),
+        percentiles=human.percentiles(scores, HUMAN_SCALES[scale]),
     )
 
 

@@ -1,4 +1,4 @@
-"""The human scale (``rescale="human-roc"|"human-wp"``): percentiles among a checkpoint's held-back human
+"""The human scale (``percentiles="human-roc"|"human-wp"``): percentiles among a checkpoint's held-back human
 stories, from a pinned table; a held-back story's percentile does not move with its batch (issue 47)."""
 
 from __future__ import annotations
@@ -85,14 +85,14 @@ def slow_percentile(score: float, human: list[float]) -> float:
     return 100 * (below + ties / 2) / len(human)
 
 
-@pytest.mark.parametrize(("rescale", "domain"), [("human-roc", "roc"), ("human-wp", "wp")])
-def test_percentiles_equal_the_slow_count_beside_the_raw_scores(metric, registered, table, rescale, domain):
+@pytest.mark.parametrize(("scale", "domain"), [("human-roc", "roc"), ("human-wp", "wp")])
+def test_percentiles_equal_the_slow_count_beside_the_raw_scores(metric, registered, table, scale, domain):
     plain = metric.compute(predictions=STORIES)
-    result = metric.compute(predictions=STORIES, rescale=rescale)
+    result = metric.compute(predictions=STORIES, percentiles=scale)
     assert result["scores"] == plain["scores"] and result["union_score"] == plain["union_score"]
     human = [round(s, 6) for s in registered[domain]]
     assert result["percentiles"] == pytest.approx([slow_percentile(s, human) for s in plain["scores"]])
-    assert result["signature"] == f"{plain['signature']}|{rescale}:sha256:{table[1][:12]}"
+    assert result["signature"] == f"{plain['signature']}|{scale}:sha256:{table[1][:12]}"
     assert "percentiles" not in plain
 
 
@@ -118,12 +118,12 @@ def test_a_tampered_table_is_refused_before_any_work(metric, table, tmp_path, mo
 
     monkeypatch.setattr(metric.scorer, "logits_fn", no_work)
     with pytest.raises(human_scale.HumanScaleError, match=r"tiny-union\.json is damaged or was changed"):
-        metric.compute(predictions=STORIES, rescale="human-roc")
+        metric.compute(predictions=STORIES, percentiles="human-roc")
 
 
 def test_a_checkpoint_without_a_table_names_it_and_the_tables_there_are(metric):
     with pytest.raises(human_scale.HumanScaleError, match=r"'tiny-union'.*tables exist for 'default'"):
-        metric.compute(predictions=STORIES, rescale="human-roc")
+        metric.compute(predictions=STORIES, percentiles="human-roc")
 
 
 def test_another_checkpoint_of_the_same_name_does_not_take_the_table(registered, tmp_path):
@@ -131,7 +131,7 @@ def test_another_checkpoint_of_the_same_name_does_not_take_the_table(registered,
         tmp_path / "tiny-union", normalization=ROC_STORIES.to_dict(), max_length=48, seed=1
     )
     with pytest.raises(human_scale.HumanScaleError, match="was made with tiny-union@sha256"):
-        evaluate.load(METRIC, str(other)).compute(predictions=STORIES, rescale="human-roc")
+        evaluate.load(METRIC, str(other)).compute(predictions=STORIES, percentiles="human-roc")
 
 
 def test_other_weights_under_the_same_label_are_refused(checkpoint, registered, table, tmp_path):
@@ -152,22 +152,22 @@ def table_signature(path: pathlib.Path) -> str:
 
 def test_another_reading_of_the_stories_is_refused(metric, registered):
     with pytest.raises(human_scale.HumanScaleError, match=r"reads them differently \(window:40\)"):
-        metric.compute(predictions=STORIES, rescale="human-roc", max_length=40)
+        metric.compute(predictions=STORIES, percentiles="human-roc", max_length=40)
 
 
-@pytest.mark.parametrize("rescale", ["human", "roc", 1])
-def test_an_unknown_scale_is_named(metric, registered, rescale):
-    with pytest.raises(ValueError, match="rescale must be one of"):
-        metric.compute(predictions=STORIES, rescale=rescale)
+@pytest.mark.parametrize("scale", ["human", "roc", 1])
+def test_an_unknown_scale_is_named(metric, registered, scale):
+    with pytest.raises(ValueError, match="percentiles must be one of"):
+        metric.compute(predictions=STORIES, percentiles=scale)
 
 
 def test_the_cli_writes_each_rows_percentile(checkpoint, registered, metric, tmp_path):
     source, output = tmp_path / "stories.txt", tmp_path / "scores.jsonl"
     source.write_text("\n".join(STORIES) + "\n")
     args = ["score", "--metric", "union", "--input", str(source), "--output", str(output)]
-    assert cli.main([*args, "--checkpoint", str(checkpoint), "--rescale", "human-wp"]) == 0
+    assert cli.main([*args, "--checkpoint", str(checkpoint), "--percentiles", "human-wp"]) == 0
     rows = [json.loads(line) for line in output.read_text().splitlines() if line.strip()]
-    expected = metric.compute(predictions=STORIES, rescale="human-wp")
+    expected = metric.compute(predictions=STORIES, percentiles="human-wp")
     assert [row["percentile"] for row in rows if "index" in row] == pytest.approx(expected["percentiles"])
     assert rows[0]["signature"] == expected["signature"]
 
@@ -188,7 +188,7 @@ def test_the_shipped_table_is_package_data():
     assert human_scale.TABLE_FOLDER.name == "human_scale_tables"
 
 
-def test_the_cli_refuses_rescale_for_gruen(tmp_path, capsys):
+def test_the_cli_refuses_percentiles_for_gruen(tmp_path, capsys):
     source = tmp_path / "stories.txt"
     source.write_text("\n".join(STORIES) + "\n")
     arguments = [
@@ -201,10 +201,10 @@ def test_the_cli_refuses_rescale_for_gruen(tmp_path, capsys):
         str(tmp_path / "out.jsonl"),
     ]
     with pytest.raises(SystemExit) as exit_status:
-        cli.main([*arguments, "--rescale", "human-roc"])
+        cli.main([*arguments, "--percentiles", "human-roc"])
     assert (
         exit_status.value.code == 2
-        and "--rescale is an option of union, not of gruen" in capsys.readouterr().err
+        and "--percentiles is an option of union, not of gruen" in capsys.readouterr().err
     )
     assert not (tmp_path / "out.jsonl").exists()
 
@@ -218,3 +218,45 @@ def test_a_held_back_storys_percentile_does_not_move_with_its_batch():
         moved = human_scale.percentile_ranks(exact + batch_noise, table)
         assert moved.tolist() == alone.tolist()
     assert set(alone.tolist()) == {100 * (k + 0.5) / 200 for k in range(200)}  # each ties its own entry
+
+
+def test_the_old_name_rescale_is_taken_for_one_version_with_a_warning(
+    metric, registered, checkpoint, tmp_path, capsys
+):
+    expected = metric.compute(predictions=STORIES, percentiles="human-roc")
+    with pytest.warns(FutureWarning, match=r"rescale= is now called percentiles=") as caught:
+        assert metric.compute(predictions=STORIES, rescale="human-roc") == expected
+    assert [pathlib.Path(warning.filename).name for warning in caught] == [pathlib.Path(__file__).name]
+    with pytest.warns(FutureWarning, match=r"rescale= is now called percentiles="):
+        assert metric.scorer.score(STORIES, rescale="human-roc").as_dict() == expected
+    source = tmp_path / "stories.txt"
+    source.write_text("\n".join(STORIES) + "\n")
+    rows, warned = {}, {}
+    for flag in ("--percentiles", "--rescale"):
+        output = tmp_path / f"{flag[2:]}.jsonl"
+        arguments = ["score", "--metric", "union", "--input", str(source), "--output", str(output)]
+        capsys.readouterr()
+        assert cli.main([*arguments, "--checkpoint", str(checkpoint), flag, "human-wp"]) == 0
+        warned[flag] = "warning: --rescale is now called --percentiles" in capsys.readouterr().err
+        records = [json.loads(line) for line in output.read_text().splitlines() if line.strip()]
+        rows[flag] = [
+            (row["percentile"], row["signature"] if "signature" in row else None)
+            for row in records
+            if "index" in row
+        ]
+    assert warned == {"--percentiles": False, "--rescale": True}
+    assert rows["--rescale"] == rows["--percentiles"] and rows["--percentiles"][0][0] is not None
+
+
+def test_an_option_under_its_old_and_new_name_at_once_is_refused(metric, registered, tmp_path, capsys):
+    with pytest.raises(TypeError, match=r"got both 'rescale' and 'percentiles'.*pass percentiles= only"):
+        metric.compute(predictions=STORIES, rescale="human-roc", percentiles="human-roc")
+    with pytest.raises(TypeError, match=r"score\(\) got both 'rescale' and 'percentiles'"):
+        metric.scorer.score(STORIES, rescale="human-roc", percentiles="human-wp")
+    arguments = ["score", "--metric", "union", "--input", "x.txt", "--output", str(tmp_path / "o.jsonl")]
+    with pytest.raises(SystemExit) as exit_status:
+        cli.main([*arguments, "--percentiles", "human-roc", "--rescale", "human-roc"])
+    assert (
+        exit_status.value.code == 2
+        and "--rescale is the old name of --percentiles" in capsys.readouterr().err
+    )

@@ -51,7 +51,7 @@ def test_the_metric_returns_the_scorers_result(checkpoint, scorer, options):
     assert len(set(result.scores)) == len(STORIES), "the tiny model must tell the stories apart"
 
 
-def test_a_result_without_texts_has_no_mean_and_percentiles_only_with_rescale(scorer):
+def test_a_result_without_texts_has_no_mean_and_percentiles_only_when_asked(scorer):
     empty = scorer.score([])
     assert empty.scores == [] and math.isnan(empty.mean)
     assert sorted(empty.as_dict()) == ["scores", "signature", "union_score"]
@@ -67,7 +67,7 @@ def test_a_result_without_texts_has_no_mean_and_percentiles_only_with_rescale(sc
         ({"max_length": 8}, ValueError, "max_length must be an integer >= 16, got 8"),
         ({"max_length": 49}, ValueError, "at most the model's window of 48 word pieces, got 49"),
         ({"long_stories": "tail"}, ValueError, r"long_stories must be one of \['head', 'windows'\]"),
-        ({"rescale": "human"}, ValueError, "rescale must be one of"),
+        ({"percentiles": "human"}, ValueError, "percentiles must be one of"),
         ({"device": "gpu"}, ValueError, "device 'gpu' is not a device name"),
         ({"precision": "fp16"}, ValueError, r"precision must be one of \['fp32', 'fp32-onednn', 'bf16'\]"),
     ],

@@ -13,7 +13,7 @@ command writes into the folder given here:
   words of the story (``writing_prompts_text``; 365 stories),
 
 and writes them to ``story_quality/union/human_scale_tables/<name>.json``, the table behind
-``rescale="human-roc"`` / ``"human-wp"`` and the human rows of ``story-quality compare``
+``percentiles="human-roc"`` / ``"human-wp"`` and the human rows of ``story-quality compare``
 (``story_quality.union.human_scale``). It prints the table's sha256: pin it in ``TABLES`` of
 ``story_quality/union/human_scale.py``, which refuses a table whose sha256 is not the pinned one.
 When the shipped default changes (``shipped_default.py`` here), these two commands and that pin
