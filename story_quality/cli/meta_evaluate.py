@@ -32,12 +32,13 @@ import json
 import pathlib
 import sys
 
-from story_quality import score_file
 from story_quality.cli.errors import report
 from story_quality.cli.plot import PLOT_EXTRA, check_plot_path
 from story_quality.evaluation import significance
 from story_quality.evaluation.comparison import CompareError
 from story_quality.evaluation.meta_reading import MetaEvaluationError
+from story_quality.score_file.claim import check_folder, refuse_inputs, same_file
+from story_quality.score_file.rows import ScoreFileError
 
 COMMAND = "story-quality meta-evaluate"
 # Written into every JSON report, so that a rerun may replace its own report and nothing else.
@@ -100,9 +101,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 def check_json_path(path: pathlib.Path, inputs: list[pathlib.Path]) -> None:
     """Before any work: the report's folder exists, it is no input, and only a report this command wrote is replaced."""
     try:
-        score_file.check_folder(path, "--json")
-        score_file.refuse_inputs(path, inputs, "--json")
-    except score_file.ScoreFileError as error:
+        check_folder(path, "--json")
+        refuse_inputs(path, inputs, "--json")
+    except ScoreFileError as error:
         raise MetaEvaluationError(str(error)) from None
     if path.exists():
         try:
@@ -121,7 +122,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
         check_json_path(args.json, inputs)
     if args.plot is not None:
         check_plot_path(args.plot, inputs, software=PLOT_SOFTWARE)
-    if args.json is not None and args.plot is not None and score_file.same_file(args.json, args.plot):
+    if args.json is not None and args.plot is not None and same_file(args.json, args.plot):
         raise MetaEvaluationError(f"--json and --plot name the same file {args.json}")
 
 

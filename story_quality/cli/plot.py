@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from story_quality import score_file
 from story_quality.evaluation.comparison import CompareError, Comparison, SystemResult
+from story_quality.score_file.claim import refuse_unusable_name, same_file
+from story_quality.score_file.rows import ScoreFileError
 from story_quality.signature import Signature
 
 PLOT_EXTRA = 'pip install "story-quality-metrics[plot]"'
@@ -30,8 +31,8 @@ def check_plot_path(
     if path.suffix.lower() != ".png":
         raise CompareError(f"--plot {path}: the picture is a .png file")
     try:
-        score_file.refuse_unusable_name(path, "--plot", ".png file")
-    except score_file.ScoreFileError as error:
+        refuse_unusable_name(path, "--plot", ".png file")
+    except ScoreFileError as error:
         raise CompareError(str(error)) from None
     if not path.parent.is_dir():
         raise CompareError(f"--plot {path}: the folder {path.parent} does not exist")
@@ -41,7 +42,7 @@ def check_plot_path(
         raise CompareError(
             f"--plot {path}: cannot be written (the folder {path.parent} or the file is read-only)"
         )
-    if any(score_file.same_file(path, pathlib.Path(source)) for source in inputs):
+    if any(same_file(path, pathlib.Path(source)) for source in inputs):
         raise CompareError(f"--plot {path} is one of the inputs")
     if path.exists() and software.encode() not in path.read_bytes()[:4096]:
         raise CompareError(f"--plot {path} exists and was not written by {software}; it is left alone")

@@ -28,9 +28,10 @@ import tempfile
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from story_quality import __version__, metric_path, score_file
+from story_quality import __version__, metric_path
 from story_quality.cli.errors import UsageError
 from story_quality.registry import METRICS
+from story_quality.score_file.claim import refuse_unusable_name
 from story_quality.signature import DISTRIBUTION
 
 # The Hub id the cards and app.py name; a Space published elsewhere gets its own id written in.
@@ -171,7 +172,7 @@ def stage_space(
     if metric not in METRICS:
         raise PublishError(f"Unknown metric {metric!r}; this package has {', '.join(METRICS)}.")
     check_repo_id(repo_id)
-    score_file.refuse_unusable_name(output, "--output", "folder")
+    refuse_unusable_name(output, "--output", "folder")
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise PublishError(f"--output {output} exists and is not an empty folder; name a new one.")
     output.mkdir(parents=True, exist_ok=True)

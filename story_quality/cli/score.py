@@ -27,11 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from story_quality import input_files, score_file
+from story_quality import input_files
 from story_quality.cli.errors import ProcessZeroError, UsageError
 from story_quality.options import add_flags, given_flags, other_metrics_flags
 from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.registry import METRICS, REGISTRY, option_specs
+from story_quality.score_file import rows as file_rows
+from story_quality.score_file.claim import claim_output
+from story_quality.score_file.resume import read_sealed_rows
 from story_quality.text_checks import has_word, is_blank
 
 CHUNK = 512
@@ -221,13 +224,13 @@ def on_main_process(state: Any, work: Callable[[], Any]) -> Any:
 
 def row_identity(row: Row) -> dict[str, Any]:
     """What an output row says of its input row: index, line and a hash of its text."""
-    return score_file.row_identity(row.index, row.line, row.text)
+    return file_rows.row_identity(row.index, row.line, row.text)
 
 
 def existing_rows(args: argparse.Namespace, rows: list[Row]) -> list[dict[str, Any]]:
     """The rows an earlier run of this command wrote to --output, checked against --input's text."""
     identities = [row_identity(row) for row in rows]
-    return score_file.read_sealed_rows(args.output, expected=identities, source=args.input)
+    return read_sealed_rows(args.output, expected=identities, source=args.input)
 
 
 def check_signature(output: pathlib.Path, done: list[dict[str, Any]], signature: str) -> None:
@@ -249,7 +252,7 @@ def write_rows(
         record: dict[str, Any] = row_identity(row)
         if row.index == 0:
             record["signature"] = signature
-            record[score_file.INPUT_ROWS] = total
+            record[file_rows.INPUT_ROWS] = total
         if row.problem is not None:
             record["skipped"] = row.problem
         else:
@@ -260,7 +263,7 @@ def write_rows(
                         "a score that is not a number is never written. Check the checkpoint's weights."
                     )
             record.update(scores[row.index])
-        lines.append(score_file.seal(record))
+        lines.append(file_rows.seal(record))
     with args.output.open("a", encoding="utf-8") as handle:
         handle.write("".join(lines))
         handle.flush()
@@ -285,7 +288,7 @@ def score(args: argparse.Namespace) -> dict[str, Any]:
     with contextlib.ExitStack() as claim:
 
         def prepare() -> int:
-            claim.enter_context(score_file.claim_output(args.output, [args.input]))
+            claim.enter_context(claim_output(args.output, [args.input]))
             done.extend(existing_rows(args, rows))
             return len(done)
 

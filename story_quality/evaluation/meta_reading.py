@@ -28,7 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from story_quality import input_files, score_file
+from story_quality import input_files
+from story_quality.score_file.claim import same_file
+from story_quality.score_file.reading import (
+    check_finished,
+    file_signature,
+    json_rows,
+    parsed_signature,
+    row_score,
+)
+from story_quality.score_file.rows import IDENTITY_FIELDS, TEXT_HASH, ScoreFileError, text_hash
 
 
 class MetaEvaluationError(ValueError):
@@ -233,8 +242,8 @@ def _score_column(
     if score_column is not None:
         return score_column
     if signature is not None:
-        return score_file.parsed_signature(path, signature).metric
-    identity = {*score_file.IDENTITY_FIELDS, id_column}
+        return parsed_signature(path, signature).metric
+    identity = {*IDENTITY_FIELDS, id_column}
     numeric = {key for _, record in rows for key, value in record.items()
                if key not in identity and isinstance(value, int | float) and not isinstance(value, bool)}  # fmt: skip
     if len(numeric) != 1:
@@ -261,12 +270,12 @@ def _position(ratings: Ratings, path: pathlib.Path, number: int, record: dict, b
             f"{where}: index {index!r} is not a row of the ratings file {ratings.path} ({len(ratings.texts)} rows); "
             "score the ratings file itself, or give both files an id column"
         )
-    found = record.get(score_file.TEXT_HASH)
-    if found != score_file.text_hash(ratings.texts[index]):
-        problem = f"carries no {score_file.TEXT_HASH}" if found is None else "scored another text"
+    found = record.get(TEXT_HASH)
+    if found != text_hash(ratings.texts[index]):
+        problem = f"carries no {TEXT_HASH}" if found is None else "scored another text"
         raise MetaEvaluationError(
             f"{where}: row {index} {problem} than line {ratings.lines[index]} of {ratings.path} "
-            f"({score_file.TEXT_HASH} {found!r}); the score file was not written by story-quality score on "
+            f"({TEXT_HASH} {found!r}); the score file was not written by story-quality score on "
             "this ratings file (give both files an id column to match by id)"
         )
     return index
@@ -277,12 +286,12 @@ def read_scores(
 ) -> MetricScores:
     """One score file's scores in the ratings' row order, every row matched or refused by name."""
     try:
-        rows = score_file.json_rows(path)
-        score_file.check_finished(path, rows)
+        rows = json_rows(path)
+        check_finished(path, rows)
         signed = any("signature" in record for _, record in rows)
-        signature = score_file.file_signature(path, rows) if signed else None
+        signature = file_signature(path, rows) if signed else None
         column = _score_column(path, rows, signature, score_column, id_column)
-    except score_file.ScoreFileError as error:
+    except ScoreFileError as error:
         raise MetaEvaluationError(str(error)) from None
     by_id = id_column if ratings.ids is not None and any(id_column in record for _, record in rows) else None
     scores = np.full(len(ratings.texts), math.nan)
@@ -301,8 +310,8 @@ def read_scores(
             )
         seen[position] = number
         try:
-            value = score_file.row_score(path, number, record, column)
-        except score_file.ScoreFileError as error:
+            value = row_score(path, number, record, column)
+        except ScoreFileError as error:
             raise MetaEvaluationError(str(error)) from None
         scores[position] = math.nan if value is None else value
     unmatched = [i for i in range(len(ratings.texts)) if i not in seen]
@@ -319,10 +328,10 @@ def read_all_scores(
 ) -> list[MetricScores]:
     """Every score file, none of them the ratings file or named twice; names made unique."""
     for i, path in enumerate(paths):
-        if score_file.same_file(path, ratings.path):
+        if same_file(path, ratings.path):
             raise MetaEvaluationError(f"{path} is the ratings file; name the score files of the metrics")
         for other in paths[:i]:
-            if score_file.same_file(path, other):
+            if same_file(path, other):
                 raise MetaEvaluationError(
                     f"{other} and {path} are the same file: name each metric's scores once"
                 )
