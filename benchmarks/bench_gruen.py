@@ -46,6 +46,7 @@ import argparse
 import json
 import math
 import multiprocessing
+import os
 import random
 import resource
 import tempfile
@@ -241,8 +242,14 @@ def _timed(name: str, args: tuple, with_peak: bool = False, device: str = "cpu")
 
 
 def _counted_flops(name: str, args: tuple) -> int:
+    """The FLOPs of one procedure (in a spawned process of its own): torch's counter sees torch's
+    own products only, so ``precision="fp32"`` is pinned to torch's library here; oneDNN's fp32
+    products, where the timed run takes them, are the same products."""
     from torch.utils.flop_counter import FlopCounterMode
 
+    from story_quality.bert_forward.onednn_products import FP32_LIBRARY_VARIABLE
+
+    os.environ[FP32_LIBRARY_VARIABLE] = "torch"
     with FlopCounterMode(display=False) as counter:
         globals()[name](*args)
     return counter.get_total_flops()

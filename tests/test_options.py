@@ -122,7 +122,17 @@ def test_the_flags_reach_the_scorer(monkeypatch):
     assert built == [given]
     assert scored == [{"coherence": True, "lm_scoring": "pll", "batch_size": 3, "device": "cpu"}]
     union = cli.parse_args(
-        [*SCORE, "--metric", "union", "--max-length", "20", "--long-stories", "head", "--percentiles", "human-wp"]
+        [
+            *SCORE,
+            "--metric",
+            "union",
+            "--max-length",
+            "20",
+            "--long-stories",
+            "head",
+            "--percentiles",
+            "human-wp",
+        ]
     )
     assert options.given_flags(union, UNION_OPTIONS) == {
         "max_length": 20,

@@ -45,7 +45,9 @@ def test_the_checkpoint_is_unions_and_refused_with_gruen(capsys):
     """``score --metric gruen --checkpoint X`` was silently ignored: --checkpoint is in union's spec."""
     assert "checkpoint" in {option.name for option in option_specs()["union"].loading}
     with pytest.raises(SystemExit) as done:
-        cli.main(["score", "--metric", "gruen", *FILES, "--checkpoint", "org/cola", "--percentiles", "human-roc"])
+        cli.main(
+            ["score", "--metric", "gruen", *FILES, "--checkpoint", "org/cola", "--percentiles", "human-roc"]
+        )
     assert done.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         "story-quality score: error: --percentiles, --checkpoint are options of union, not of gruen: drop them, or "
