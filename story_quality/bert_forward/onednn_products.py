@@ -9,8 +9,8 @@ included) runs through oneDNN's ``torch.ops.mkldnn._linear_pointwise``; other pr
 (attention, ``Conv1D``'s ``addmm``) are unchanged.
 
 ``precision="fp32"`` on a CPU multiplies with whichever of the two libraries is faster here:
-:func:`fp32_library` times both once per process and thread count on one BERT-sized product
-(a few milliseconds) and keeps torch's BLAS unless oneDNN is clearly faster; the environment
+:func:`fp32_library` times both once per process and thread count on a BERT-base layer's four
+products (about 0.3 s) and keeps torch's BLAS unless oneDNN is clearly faster; the environment
 variable ``STORY_QUALITY_FP32_LIBRARY`` (``torch`` or ``onednn``) pins it. ``"fp32-onednn"``
 asks for oneDNN by name. The signature names the library that multiplied.
 
@@ -61,9 +61,12 @@ LAYOUT_ROWS = 1024
 # torch's private operators and CPU checks this module calls.
 PRIVATE_OPS = ("_linear_pointwise", "_reorder_linear_weight")
 PRIVATE_CPU_CHECKS = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
-# The product fp32_library times: rows, inner width, outputs (a BERT-base projection of a short batch).
-PROBE_SHAPE = (256, 768, 768)
-PROBE_ROUNDS = 5
+# The products fp32_library times, as (rows, inner width, outputs): a BERT-base layer's fused
+# query/key/value, attention output and feed-forward on a short batch. The libraries' rates differ
+# by shape: on an AVX2 AMD EPYC the square 768-wide product alone tied (so the choice was noise),
+# while oneDNN took the wide ones 1.2x-1.4x faster and a whole GRUEN call 6-10 % faster.
+PROBE_SHAPES = ((128, 768, 2304), (128, 768, 768), (128, 768, 3072), (128, 3072, 768))
+PROBE_ROUNDS = 3
 # oneDNN must beat torch's BLAS by this factor before fp32 leaves the BLAS, so that two libraries
 # running alike do not swap places (and signatures) on timing noise.
 PROBE_MARGIN = 1.1
@@ -124,12 +127,21 @@ def faster_library(blas_seconds: float, onednn_seconds: float) -> str:
 
 
 def probe_seconds() -> tuple[float, float]:
-    """The best of :data:`PROBE_ROUNDS` timings of one :data:`PROBE_SHAPE` product by torch's BLAS
-    and by oneDNN (from the kept layout, as the metrics run it), taken in turns after one warm-up each."""
-    rows, inner, outputs = PROBE_SHAPE
+    """The time of :data:`PROBE_SHAPES`' products in torch's BLAS and in oneDNN (from the kept
+    layouts, as the metrics run them): each product's best of :data:`PROBE_ROUNDS` timings, summed
+    over the shapes."""
     generator = torch.Generator().manual_seed(0)
-    hidden = torch.randn(rows, inner, generator=generator)
-    weight = torch.randn(outputs, inner, generator=generator)
+    totals = [0.0, 0.0]
+    for rows, inner, outputs in PROBE_SHAPES:
+        hidden = torch.randn(rows, inner, generator=generator)
+        weight = torch.randn(outputs, inner, generator=generator)
+        totals = [total + best for total, best in zip(totals, _best_seconds(hidden, weight), strict=True)]
+    return totals[0], totals[1]
+
+
+def _best_seconds(hidden: torch.Tensor, weight: torch.Tensor) -> list[float]:
+    """The best of :data:`PROBE_ROUNDS` timings of ``hidden @ weight.t()`` by torch's BLAS and by
+    oneDNN, taken in turns after one warm-up each."""
     products = (lambda: torch.mm(hidden, weight.t()), lambda: onednn_linear(hidden, weight, None))
     best = [math.inf, math.inf]
     with torch.inference_mode():
@@ -140,7 +152,7 @@ def probe_seconds() -> tuple[float, float]:
                 start = time.perf_counter()
                 product()
                 best[which] = min(best[which], time.perf_counter() - start)
-    return best[0], best[1]
+    return best
 
 
 def onednn_active() -> bool:

@@ -52,9 +52,10 @@ def word_mover_distance(a_ids: Sequence[int], b_ids: Sequence[int], embeddings: 
     """Exact Word Mover Distance between two bags of token ids under cosine ground distance."""
     a_count, b_count = Counter(a_ids), Counter(b_ids)
     vocabulary = list(a_count) + list(b_count)
-    vectors = torch.nn.functional.normalize(embeddings[vocabulary].double(), dim=-1).cpu().numpy()
-    distance = np.clip(1.0 - vectors @ vectors.T, 0.0, None)
-    np.fill_diagonal(distance, 0.0)
+    # The cosine products in torch, whose threads are already running: numpy's own BLAS threads,
+    # woken for each small product beside torch's, took 3x-4x as long inside a scoring call.
+    vectors = torch.nn.functional.normalize(embeddings[vocabulary].double(), dim=-1)
+    distance = (1.0 - vectors @ vectors.T).clamp_(min=0.0).fill_diagonal_(0.0).cpu().numpy()
     first = np.array([a_count[i] for i in a_count] + [0.0] * len(b_count), dtype=np.float64)
     second = np.array([0.0] * len(a_count) + [b_count[i] for i in b_count], dtype=np.float64)
     return float(pyemd.emd(first / first.sum(), second / second.sum(), np.ascontiguousarray(distance)))
