@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from story_quality import arithmetic
+from story_quality.collection_pause import collector_paused
 from story_quality.gruen.aspects import AspectScorer
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT
 from story_quality.gruen.loading import ModelCache
@@ -113,19 +114,8 @@ class GruenScorer:
         checked["precision"] = arithmetic.check_precision(checked["precision"], checked["device"])
         # Strings only (blank ones score 0); a lone surrogate is not text.
         texts = check_texts(texts, surrogates=False, allow_blank=True)
-        split = [text_to_sentences(text if has_word(text) else "") for text in texts]
-        if any(split):
-            lm_tokenizer = self.models.get("lm", self.lm, checked["device"]).tokenizer
-            warn_unread_texts(texts, unknown_shares(lm_tokenizer, texts))
-        aspects = AspectScorer(
-            self.models, checked["device"], checked["batch_size"], checked["precision"]
-        ).score(
-            split,
-            lm=self.lm,
-            cola=self.cola,
-            sop=self.sop if checked["coherence"] else None,
-            lm_scoring=checked["lm_scoring"],
-        )
+        with collector_paused():
+            aspects = self._aspects(texts, checked)
         return GruenResult(
             scores=aspects["gruen"],
             grammaticality=aspects["grammaticality"],
@@ -133,4 +123,20 @@ class GruenScorer:
             focus=aspects["focus"],
             coherence=aspects["coherence"],
             signature=str(self.signature(checked["coherence"], checked["lm_scoring"], checked["precision"])),
+        )
+
+    def _aspects(self, texts: list[str], checked: dict[str, Any]) -> dict[str, list]:
+        """Every aspect of each checked text, under the checked options."""
+        split = [text_to_sentences(text if has_word(text) else "") for text in texts]
+        if any(split):
+            lm_tokenizer = self.models.get("lm", self.lm, checked["device"]).tokenizer
+            warn_unread_texts(texts, unknown_shares(lm_tokenizer, texts))
+        return AspectScorer(
+            self.models, checked["device"], checked["batch_size"], checked["precision"]
+        ).score(
+            split,
+            lm=self.lm,
+            cola=self.cola,
+            sop=self.sop if checked["coherence"] else None,
+            lm_scoring=checked["lm_scoring"],
         )

@@ -26,6 +26,7 @@ from story_quality import arithmetic
 from story_quality.batching import progress
 from story_quality.bert_forward.classifier import BertClassifierFastPath, supports_fast_path
 from story_quality.checkpoints.reference import CheckpointReference
+from story_quality.collection_pause import collector_paused
 from story_quality.model_window import model_window
 from story_quality.options import check_window
 from story_quality.signature import Signature, normalization_label
@@ -134,7 +135,8 @@ class UnionScorer:
             human = human_scale_for_call(call.percentiles, made_by, self.checkpoint)
         if next(self.model.parameters()).device != call.device:
             self.model.to(call.device)
-        scores = self._scores(texts, call)
+        with collector_paused():
+            scores = self._scores(texts, call)
         return _with_percentiles(scores, made_by, call.percentiles, human)
 
     def _encode(self, texts: list[str], call: CallOptions) -> Encoded:
