@@ -8,11 +8,11 @@ comes back in input order with exactly the ids the serial path gives (the same f
 :func:`~story_quality.union.encoding.encode` and
 :func:`~story_quality.union.windows.encode_windows`, run in the worker).
 
-The workers are plain subprocesses (``python -c ...serve_stdio()``, this library first on their\npath) talking over
-their standard input and output, not ``multiprocessing`` children: they never re-import the
-caller's ``__main__`` (a script without a ``if __name__ == "__main__"`` guard works), never fork a
-process that holds torch's or the tokenizer's threads, and may be started from a daemonic process
-or from each rank of ``torchrun``. A scorer keeps its workers between calls and stops them when
+The workers are plain subprocesses (``python -c ...serve_stdio()``, this library first on their
+path) talking over their standard input and output, not ``multiprocessing`` children: they never
+re-import the caller's ``__main__`` (a script without a ``if __name__ == "__main__"`` guard works),
+never fork a process that holds torch's or the tokenizer's threads (nor the scorer's paused
+garbage collector), and may be started from a daemonic process or from each rank of ``torchrun``. A scorer keeps its workers between calls and stops them when
 it is collected or the process exits.
 """
 
