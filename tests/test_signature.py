@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 import shutil
+import threading
 
 import evaluate
 import pytest
@@ -91,6 +92,25 @@ def test_gruen_signature_names_each_model_and_mode(tmp_path):
     assert (
         "|sop:sop@sha256:" in with_sop["signature"] and "lm_scoring:pll|coherence:on" in with_sop["signature"]
     )
+
+
+def test_gruen_hashes_its_models_for_the_signature_while_it_scores(tmp_path, monkeypatch):
+    """Every model file the signature names is read on the hashing thread, none on the caller's."""
+    from story_quality.checkpoints import files
+
+    paths = save_all(tmp_path)
+    monkeypatch.setattr(files, "_HASHES", {})
+    read_on: dict[str, set[str]] = {}
+    real = files.sha256_of
+
+    def recording(path):
+        read_on.setdefault(pathlib.Path(path).parent.name, set()).add(threading.current_thread().name)
+        return real(path)
+
+    monkeypatch.setattr(files, "sha256_of", recording)
+    gruen = evaluate.load(str(REPO / "metrics" / "gruen"))
+    gruen.compute(predictions=["The dog ran home."], coherence=True, **paths)
+    assert read_on == {"lm": {"sha256-ahead"}, "cola": {"sha256-ahead"}, "sop": {"sha256-ahead"}}
 
 
 def test_a_signature_parses_back_to_itself_and_names_its_parts():

@@ -18,6 +18,7 @@ X86 = platform.machine().lower() in ("x86_64", "amd64")
 # What counts as reaching into torch's private parts in the library's source.
 PRIVATE_USE = re.compile(
     r"torch\.ops\.mkldnn|_is_amx_tile_supported|_is_avx512_bf16_supported|\._version\b|\._base\b"
+    r"|DisableTorchFunction|torch\._C\b"
 )
 
 
@@ -32,6 +33,26 @@ def test_each_private_onednn_operator_is_still_there(op):
 @pytest.mark.parametrize("check", onednn_products.PRIVATE_CPU_CHECKS)
 def test_each_private_cpu_check_is_still_there(check):
     assert isinstance(getattr(torch.cpu, check)(), bool), f"torch {torch.__version__} moved torch.cpu.{check}"
+
+
+def test_the_switch_that_turns_torch_function_modes_off_is_still_there():
+    class Counting(torch.overrides.TorchFunctionMode):
+        calls = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            Counting.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    switch = getattr(torch._C, onednn_products.PRIVATE_DISPATCH_SWITCH, None)
+    assert switch is not None, (
+        f"torch {torch.__version__} moved torch._C.{onednn_products.PRIVATE_DISPATCH_SWITCH}"
+    )
+    with Counting():
+        torch.ones(2).add_(1)
+        assert Counting.calls == 2
+        with switch():
+            torch.ones(2).add_(1)
+        assert Counting.calls == 2, "the switch no longer turns a function mode off"
 
 
 def test_a_tensors_version_and_base_are_still_there():

@@ -27,8 +27,12 @@ single row, a matrix-vector product, would not, so it takes the plain weight), a
 faster. A weight changed in place where torch does not count it (through ``.data``, or an
 inference tensor) keeps its old layout: :func:`forget_layouts` drops them.
 
-The private entry points (:data:`PRIVATE_OPS`, :data:`PRIVATE_CPU_CHECKS`, a tensor's ``_base``
-and ``_version``) are used here and nowhere else; ``tests/bert_forward/test_onednn_products.py`` fails
+Code that sends its own products to oneDNN (the packed layers) runs under :func:`own_routing`:
+the mode hands every torch call, down to a tensor's ``shape``, to Python first (some 65,000 calls,
+about 0.3 s of a GRUEN call), and there it skips that detour.
+
+The private entry points (:data:`PRIVATE_OPS`, :data:`PRIVATE_CPU_CHECKS`,
+:data:`PRIVATE_DISPATCH_SWITCH`, a tensor's ``_base`` and ``_version``) are used here and nowhere else; ``tests/bert_forward/test_onednn_products.py`` fails
 by name when a torch upgrade moves one.
 """
 
@@ -61,6 +65,8 @@ LAYOUT_ROWS = 1024
 # torch's private operators and CPU checks this module calls.
 PRIVATE_OPS = ("_linear_pointwise", "_reorder_linear_weight")
 PRIVATE_CPU_CHECKS = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
+# torch's private context that turns off every ``__torch_function__`` (the mode included) for a while.
+PRIVATE_DISPATCH_SWITCH = "DisableTorchFunction"
 # The products fp32_library times, as (rows, inner width, outputs): a BERT-base layer's fused
 # query/key/value, attention output and feed-forward on a short batch. The libraries' rates differ
 # by shape: on an AVX2 AMD EPYC the square 768-wide product alone tied (so the choice was noise),
@@ -239,3 +245,15 @@ def onednn_products() -> Iterator[None]:
             yield
     finally:
         _STATE.active = outer
+
+
+@contextlib.contextmanager
+def own_routing() -> Iterator[None]:
+    """For code that routes its own products (:func:`routes_to_onednn`, :func:`onednn_linear`): inside
+    :func:`onednn_products`, its torch calls skip the mode's Python dispatch, the flag staying on;
+    an ``F.linear`` called in here is not routed. Outside the context, nothing changes."""
+    if not onednn_active():
+        yield
+        return
+    with getattr(torch._C, PRIVATE_DISPATCH_SWITCH)():
+        yield

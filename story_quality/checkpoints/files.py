@@ -7,11 +7,12 @@ scale's tables) and the one sha256 of a checkpoint folder (what a signature name
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
 import pathlib
+import threading
+from concurrent.futures import Future
 
 # A local checkpoint folder needs these; any one of the tokenizer files will do.
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "tokenizer.model", "spiece.model", "vocab.json")
@@ -80,18 +81,76 @@ def local_checkpoint_problem(folder: pathlib.Path) -> str | None:
     return safetensors_problem(weights)
 
 
-@functools.lru_cache(maxsize=32)
+# Each file's sha256 by (path, size, modification time), made in this process (its id beside it: a
+# forked child recomputes what its parent's threads were hashing); the latest KEPT_HASHES kept.
+_HASHES: dict[tuple[str, int, int], tuple[int, Future[str]]] = {}
+_HASHES_LOCK = threading.Lock()
+KEPT_HASHES = 64
+
+
 def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    """:func:`sha256_of`, remembered while the file's size and modification time stay the same."""
-    return sha256_of(path)
+    """:func:`sha256_of`, remembered while the file's size and modification time stay the same; one
+    that :func:`hash_ahead` is hashing is waited for."""
+    key = (path, size, mtime_ns)
+    with _HASHES_LOCK:
+        kept = _HASHES.get(key)
+    if kept is not None and kept[0] == os.getpid():
+        try:
+            return kept[1].result()
+        except OSError:
+            pass  # the file changed while it was hashed ahead: hashed here, any error raised as it is
+    digest: Future[str] = Future()
+    digest.set_result(sha256_of(path))
+    _keep({key: digest})
+    return digest.result()
+
+
+def _keep(futures: dict[tuple[str, int, int], Future[str]]) -> None:
+    with _HASHES_LOCK:
+        for key, future in futures.items():
+            _HASHES.pop(key, None)
+            _HASHES[key] = (os.getpid(), future)
+        for key in list(_HASHES)[: max(0, len(_HASHES) - KEPT_HASHES)]:
+            del _HASHES[key]
+
+
+def hash_ahead(folder: str | os.PathLike) -> None:
+    """Start hashing what :func:`checkpoint_sha256` reads of a local checkpoint folder, on a thread
+    of its own: hashlib and file reads let go of the interpreter, so a caller that loads and
+    tokenises meanwhile later finds the digests made (a BERT-base checkpoint: about 0.3 s of one
+    core). Files already hashed are not read again; nothing happens for a folder without weights."""
+    weights = _weight_files(pathlib.Path(folder))
+    if not weights:
+        return
+    files = [*weights, *scoring_files(folder)]
+    keys = [(str(path), path.stat().st_size, path.stat().st_mtime_ns) for path in files]
+    with _HASHES_LOCK:
+        new = [key for key in keys if _HASHES.get(key, (None,))[0] != os.getpid()]
+    if not new:
+        return
+    futures: dict[tuple[str, int, int], Future[str]] = {key: Future() for key in new}
+    _keep(futures)
+    threading.Thread(target=_hash_into, args=(futures,), name="sha256-ahead", daemon=True).start()
+
+
+def _hash_into(futures: dict[tuple[str, int, int], Future[str]]) -> None:
+    for (path, _, _), future in futures.items():
+        try:
+            future.set_result(sha256_of(path))
+        except BaseException as error:  # handed to the caller that waits for it
+            future.set_exception(error)
+
+
+def _weight_files(root: pathlib.Path) -> list[pathlib.Path]:
+    """A checkpoint folder's weight files: its safetensors shards, or else the files of :data:`WEIGHT_FILES`."""
+    return sorted(root.glob("model*.safetensors")) or [
+        root / name for name in WEIGHT_FILES if (root / name).is_file()
+    ]
 
 
 def weights_sha256(folder: str | os.PathLike) -> str | None:
     """The sha256 of a checkpoint folder's weights (shards included), or None when it has none."""
-    root = pathlib.Path(folder)
-    files = sorted(root.glob("model*.safetensors")) or [
-        root / name for name in WEIGHT_FILES if (root / name).is_file()
-    ]
+    files = _weight_files(pathlib.Path(folder))
     if not files:
         return None
     digest = hashlib.sha256()

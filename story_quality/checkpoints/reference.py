@@ -73,6 +73,13 @@ class CheckpointReference:
         )
         return f"{shown}@sha256:{sha[:12] if sha else 'none'}"
 
+    def hash_ahead(self) -> None:
+        """Start hashing a folder's files for :meth:`label` in the background (a Hub id: nothing)."""
+        if self.local:
+            from story_quality.checkpoints.files import hash_ahead
+
+            hash_ahead(self.source)
+
     def identity(self) -> tuple[str, str | None]:
         """What tells two references to one checkpoint apart: a folder's real path ("run", "run/" and
         "./run" are one), a Hub id with its revision."""

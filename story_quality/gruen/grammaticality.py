@@ -164,10 +164,11 @@ def _onednn_losses(
     the whole chunk's cross-entropy (benchmarks/log/2026-11-28-onednn-fp32.md)."""
     states = transform(part)
     losses = []
-    for rows in row_slices(len(states), ONEDNN_HEAD_POSITIONS):
-        logits = onednn_products.onednn_linear(states[rows], decoder.weight, decoder.bias)
-        losses.append(_losses_in_place(logits, targets[rows]))
-    return torch.cat(losses)
+    with onednn_products.own_routing():
+        for rows in row_slices(len(states), ONEDNN_HEAD_POSITIONS):
+            logits = onednn_products.onednn_linear(states[rows], decoder.weight, decoder.bias)
+            losses.append(_losses_in_place(logits, targets[rows]))
+        return torch.cat(losses)
 
 
 def aligned(positions: int) -> int:

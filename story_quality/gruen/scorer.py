@@ -17,7 +17,7 @@ import functools
 import math
 import statistics
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from story_quality import arithmetic
 from story_quality.collection_pause import collector_paused
@@ -28,6 +28,9 @@ from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS, GruenModel
 from story_quality.gruen.sentences import text_to_sentences
 from story_quality.signature import Signature
 from story_quality.text_checks import check_texts, has_word, unknown_shares, warn_unread_texts
+
+if TYPE_CHECKING:
+    from story_quality.checkpoints.reference import CheckpointReference
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,14 +92,17 @@ class GruenScorer:
 
     def signature(self, coherence: bool, lm_scoring: str, precision: str = "fp32") -> Signature:
         """What made the scores: each model with its Hub revision or folder sha256, and the settings."""
-        models = [("lm", self.lm), ("cola", self.cola)] + ([("sop", self.sop)] if coherence else [])
         return Signature.of(
             "gruen",
-            *(f"{role}:{checkpoint.label()}" for role, checkpoint in models),
+            *(f"{role}:{checkpoint.label()}" for role, checkpoint in self._signed(coherence)),
             f"lm_scoring:{lm_scoring}",
             f"coherence:{'on' if coherence else 'off'}",
             arithmetic.SIGNATURE_LABELS[precision],
         )
+
+    def _signed(self, coherence: bool) -> list[tuple[str, CheckpointReference]]:
+        """The models a signature names, by role."""
+        return [("lm", self.lm), ("cola", self.cola)] + ([("sop", self.sop)] if coherence else [])
 
     @functools.partial(GRUEN_OPTIONS.keywords, leave_out=MODEL_OPTIONS)
     def score(self, texts: Sequence[str], **options: Any) -> GruenResult:
@@ -114,6 +120,9 @@ class GruenScorer:
         checked["precision"] = arithmetic.check_precision(checked["precision"], checked["device"])
         # Strings only (blank ones score 0); a lone surrogate is not text.
         texts = check_texts(texts, surrogates=False, allow_blank=True)
+        # After the fp32 library's timing, which a hashing thread would disturb.
+        for _, checkpoint in self._signed(checked["coherence"]):
+            checkpoint.hash_ahead()
         with collector_paused():
             aspects = self._aspects(texts, checked)
         return GruenResult(

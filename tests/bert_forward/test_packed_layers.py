@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 import transformers
 from tiny_models import bert_config
 
 from story_quality.arithmetic import autocast
 from story_quality.batching import pad_batch
-from story_quality.bert_forward import packed_layers
+from story_quality.bert_forward import onednn_products, packed_layers
 from story_quality.bert_forward.onednn_products import onednn_refusal
 from story_quality.bert_forward.packed_layers import (
     PACK_MIN_TOKENS,
@@ -109,3 +110,47 @@ def test_product_slices_cover_the_rows_in_the_fewest_slices_none_too_small(rows)
 def test_the_product_slices_are_wide_enough_to_stay_exact():
     """Slices of at least half of SLICE_ROWS: half must not fall under the packing threshold."""
     assert packed_layers.SLICE_ROWS >= 2 * PACK_MIN_TOKENS
+
+
+def test_under_onednn_the_packed_layers_calls_skip_the_modes_python(onednn_calls, monkeypatch):
+    """Their products still go to oneDNN (four a layer), while none of their torch calls, down to a
+    tensor's shape, is handed to the mode's Python first; outside them the mode is still on."""
+    handed = []
+    real = onednn_products._OneDNNLinear.__torch_function__
+
+    def counting(self, func, types, args=(), kwargs=None):
+        handed.append(func)
+        return real(self, func, types, args, kwargs)
+
+    monkeypatch.setattr(onednn_products._OneDNNLinear, "__torch_function__", counting)
+    layers = BertLayers(encoder())
+    input_ids, mask = pad_batch(token_rows([31, 25, 17, 12]), 0, torch.device("cpu"))
+    real_tokens = mask.bool()
+    with torch.inference_mode(), autocast("fp32-onednn", torch.device("cpu")):
+        embedded = layers.bert.embeddings(input_ids=input_ids)
+        batch = layers.packed_batch(real_tokens, embedded.dtype)
+        rows, keep = batch.pack(embedded), real_tokens[:, None, None, :]
+        assert handed, "the mode must be on for the check to mean something"
+        handed.clear()
+        layers.packed(rows, batch, keep, 3)
+        assert handed == []
+        embedded.add(1)
+        assert handed != []
+    assert onednn_calls == [(85, 3 * 32), (85, 32), (85, 64), (85, 32)] * 3
+
+
+@pytest.mark.parametrize("shape", [(4, 7), (3, 33), (2, 130)])
+def test_attention_gives_the_bits_of_a_boolean_mask(shape):
+    """The additive mask the layers pass is the boolean one's meaning, bit for bit: a masked key
+    takes no weight, and every other one its own."""
+    batch, length = shape
+    torch.manual_seed(length)
+    query, key, value = (torch.randn(batch, 4, length, 8) for _ in range(3))
+    keep = torch.ones(batch, 1, 1, length, dtype=torch.bool)
+    keep[0, ..., length // 2 :] = False
+    layers = BertLayers(encoder())
+    context = layers.attend(query, key, value, keep)
+    expected = F.scaled_dot_product_attention(query, key, value, attn_mask=keep).transpose(1, 2)
+    assert torch.equal(context, expected)
+    value[0, :, length // 2 :] = 1e6  # what a masked key holds does not reach the context
+    assert torch.equal(layers.attend(query, key, value, keep), context)
