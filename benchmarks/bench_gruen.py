@@ -27,6 +27,11 @@ and each procedure's share of its ceiling is that floor over its time. Where the
 bf16 natively (AMX or AVX-512 BF16), ``reference`` mode also runs with ``precision="bf16"``: its
 share of the bf16 matmul peak and how far its scores move from fp32's.
 
+``precision="fp32"`` multiplies on a CPU with the faster of torch's BLAS and oneDNN, timed once
+per machine and kept (``story_quality.machine_choices``): the first process on a machine times it
+inside its clock (about 0.3 s), later ones read it. The output says which library the timed
+``reference`` run took and whether it read the choice.
+
 The fp32 peak is the better of torch's own products (its BLAS: MKL in the x86 wheels) and
 oneDNN's, each printed: on an AMD EPYC with AVX-512, MKL reaches half of oneDNN's rate. Where
 torch has oneDNN, ``reference`` mode and batched PLL also run with ``precision="fp32-onednn"``
@@ -60,7 +65,11 @@ from benchmarks.random_models import gruen_models  # noqa: E402
 from benchmarks.shared_data import ROC_REFERENCE_STORIES  # noqa: E402
 from story_quality import metric_path  # noqa: E402
 from story_quality.arithmetic import autocast, bf16_refusal  # noqa: E402
-from story_quality.bert_forward.onednn_products import onednn_refusal  # noqa: E402
+from story_quality.bert_forward.onednn_products import (  # noqa: E402
+    fp32_library,
+    kept_fp32_library,
+    onednn_refusal,
+)
 
 
 def _table_edit_distance(a: str, b: str) -> int:
@@ -219,6 +228,9 @@ def _timed(name: str, args: tuple, with_peak: bool = False, device: str = "cpu")
     # runs measured with_peak start them in the peak measurement, so every procedure starts the same.
     warm = torch.ones(64, 64, device=device)
     warm @ warm
+    # An earlier process on this machine may have timed fp32's CPU library and kept the choice: then
+    # no procedure times it inside its clock (the first process on a machine does, about 0.3 s).
+    kept = kept_fp32_library(torch.get_num_threads()) if device == "cpu" else None
 
     def work() -> tuple[float, object]:
         started = time.perf_counter()
@@ -237,6 +249,8 @@ def _timed(name: str, args: tuple, with_peak: bool = False, device: str = "cpu")
         "peak_gpu_mib": torch.cuda.max_memory_allocated() / 2**20 if device != "cpu" else None,
         "matmul_peak_flops": peak,  # the best of the libraries'
         "matmul_peak_by_library": by_library,
+        "fp32_library": fp32_library(torch.device(device)),  # the library precision="fp32" took here
+        "fp32_library_kept_before": kept,
         "result": result,
     }
 
@@ -386,6 +400,8 @@ def main() -> None:
         "metric_reference_import_seconds": ours["import_seconds"],
         "release_import_seconds": release["import_seconds"],
         "metric_reference_peak_rss_mib": ours["peak_rss_mib"],
+        "metric_reference_fp32_library": ours["fp32_library"],
+        "metric_reference_fp32_choice_read_from_kept": ours["fp32_library_kept_before"] is not None,
         "reference_speedup": release["seconds"] / ours["seconds"],
         "max_score_difference_vs_release": gap,
         "pll_texts": args.pll_texts,

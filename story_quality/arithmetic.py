@@ -1,7 +1,7 @@
 """The arithmetic a metric scores in: ``fp32`` (the default), ``fp32-onednn`` on a CPU, or ``bf16``
 autocast where the hardware has it.
 
-``fp32`` multiplies on a CPU with the faster of torch's BLAS and oneDNN, timed once per process
+``fp32`` multiplies on a CPU with the faster of torch's BLAS and oneDNN, timed once per machine
 (:func:`story_quality.bert_forward.onednn_products.fp32_library`); ``fp32-onednn`` asks for oneDNN by name.
 Both are fp32 arithmetic: the libraries add a product's terms in different orders, so scores
 differ by float rounding (about 1e-7), and the signature names the library that multiplied

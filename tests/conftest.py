@@ -9,8 +9,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # precision="fp32" keeps torch's BLAS in tests (subprocesses included), so that a test's bits do not
 # follow a timing; the tests of the timed choice unset it.
 os.environ["STORY_QUALITY_FP32_LIBRARY"] = "torch"
-# Caches (evaluate copies metric scripts there) go to a throw-away folder, not the user's home.
+# Caches (evaluate copies metric scripts there; this package keeps its timed choices) go to
+# throw-away folders, not the user's home.
 os.environ["HF_HOME"] = __import__("tempfile").mkdtemp(prefix="hf-home-")
+os.environ["STORY_QUALITY_CACHE"] = __import__("tempfile").mkdtemp(prefix="story-quality-cache-")
 
 import pathlib  # noqa: E402
 import socket  # noqa: E402

@@ -217,8 +217,8 @@ IN_THE_COMMANDS = [
         "finite-sum-trusted",
         "a weight whose sum overflows is taken for a NaN or infinite weight",
         "story_quality/devices.py",
-        "            and not torch.isfinite(tensor).all()\n",
-        "",
+        "_finite_sums(tensor) and not torch.isfinite(tensor).all():\n",
+        "_finite_sums(tensor):\n",
         ("tests/test_text_checks.py",),
     ),
     Mutation(

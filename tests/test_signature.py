@@ -95,22 +95,26 @@ def test_gruen_signature_names_each_model_and_mode(tmp_path):
 
 
 def test_gruen_hashes_its_models_for_the_signature_while_it_scores(tmp_path, monkeypatch):
-    """Every model file the signature names is read on the hashing thread, none on the caller's."""
+    """Every model file the signature names is read on one hashing thread, none on the caller's: a
+    thread per model would take both cores of a small machine from the caller's loading."""
     from story_quality.checkpoints import files
 
     paths = save_all(tmp_path)
     monkeypatch.setattr(files, "_HASHES", {})
     read_on: dict[str, set[str]] = {}
+    threads: set[int] = set()
     real = files.sha256_of
 
     def recording(path):
         read_on.setdefault(pathlib.Path(path).parent.name, set()).add(threading.current_thread().name)
+        threads.add(threading.get_ident())
         return real(path)
 
     monkeypatch.setattr(files, "sha256_of", recording)
     gruen = evaluate.load(str(REPO / "metrics" / "gruen"))
     gruen.compute(predictions=["The dog ran home."], coherence=True, **paths)
     assert read_on == {"lm": {"sha256-ahead"}, "cola": {"sha256-ahead"}, "sop": {"sha256-ahead"}}
+    assert len(threads) == 1
 
 
 def test_a_signature_parses_back_to_itself_and_names_its_parts():

@@ -317,6 +317,25 @@ def test_mostly_non_latin_counts_every_letter_as_a_character_by_character_readin
     assert any(mostly_non_latin(t) for t in texts) and not all(mostly_non_latin(t) for t in texts)
 
 
+def test_a_bad_weight_in_any_piece_of_a_large_tensor_is_named():
+    """Tensors past one thread's reduction are summed in pieces: a NaN or infinity in the last,
+    partial piece counts, and finite pieces whose sums overflow do not."""
+    from story_quality.devices import ONE_THREAD_ELEMENTS
+
+    elements = 3 * ONE_THREAD_ELEMENTS + 5
+    model = torch.nn.Linear(elements, 1, bias=False)
+    assert non_finite_tensor(model) is None
+    for where in (0, ONE_THREAD_ELEMENTS, elements - 1):
+        for bad in (math.nan, math.inf):
+            broken = copy.deepcopy(model)
+            with torch.no_grad():
+                broken.weight[0, where] = bad
+            assert non_finite_tensor(broken) == "weight"
+    with torch.no_grad():
+        model.weight[0, -ONE_THREAD_ELEMENTS:] = torch.finfo(torch.float32).max
+    assert non_finite_tensor(model) is None
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_weights_whose_sum_overflows_are_finite_and_any_nan_or_infinity_is_named(dtype):
     """The scan reads a tensor's sum first: a sum that overflows must not count as a bad weight."""

@@ -9,9 +9,11 @@ included) runs through oneDNN's ``torch.ops.mkldnn._linear_pointwise``; other pr
 (attention, ``Conv1D``'s ``addmm``) are unchanged.
 
 ``precision="fp32"`` on a CPU multiplies with whichever of the two libraries is faster here:
-:func:`fp32_library` times both once per process and thread count on a BERT-base layer's four
-products (about 0.3 s) and keeps torch's BLAS unless oneDNN is clearly faster; the environment
-variable ``STORY_QUALITY_FP32_LIBRARY`` (``torch`` or ``onednn``) pins it. ``"fp32-onednn"``
+:func:`fp32_library` times both on a BERT-base layer's four products (about 0.3 s) and keeps
+torch's BLAS unless oneDNN is clearly faster. The choice is timed once per machine and thread count
+and kept on disk (:mod:`story_quality.machine_choices`), so later processes multiply alike, the
+same bits from run to run, without timing again; the environment variable
+``STORY_QUALITY_FP32_LIBRARY`` (``torch`` or ``onednn``) pins it. ``"fp32-onednn"``
 asks for oneDNN by name. The signature names the library that multiplied.
 
 The two libraries add up a product's terms in different orders, so scores move by float rounding
@@ -52,6 +54,10 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 from torch.utils.weak import WeakIdKeyDictionary
 
+from story_quality.arithmetic import cpu_name
+from story_quality.machine_choices import keep_choice, kept_choice
+from story_quality.signature import package_version
+
 # Per thread, as torch keeps its function modes: the packed layers' own products follow the flag,
 # the models' ``F.linear`` the mode, and the two must agree.
 _STATE = threading.local()
@@ -79,6 +85,8 @@ PROBE_MARGIN = 1.1
 # Pins fp32's CPU library instead of timing it: "torch" or "onednn".
 FP32_LIBRARY_VARIABLE = "STORY_QUALITY_FP32_LIBRARY"
 FP32_LIBRARIES = ("torch", "onednn")
+# The name fp32's timed choice is kept under for later processes (story_quality.machine_choices).
+FP32_CHOICE = "fp32-library"
 
 
 def onednn_refusal(device: torch.device) -> str | None:
@@ -101,7 +109,7 @@ def cpu_bf16_kernels() -> bool:
 
 def fp32_library(device: torch.device) -> str:
     """The library ``precision="fp32"`` multiplies with on ``device``: ``"onednn"`` on a CPU where
-    oneDNN is clearly faster than torch's BLAS (timed once per process and thread count), else
+    oneDNN is clearly faster than torch's BLAS (timed once per machine and thread count), else
     ``"torch"`` (torch's own products: its BLAS on a CPU, cuBLAS on a GPU). The environment variable
     :data:`FP32_LIBRARY_VARIABLE` set to ``torch`` or ``onednn`` pins the choice instead (the same
     bits from run to run on one machine)."""
@@ -119,8 +127,25 @@ def fp32_library(device: torch.device) -> str:
 
 @functools.cache
 def _timed_library(threads: int) -> str:
-    """:func:`faster_library` of this process's timings at ``threads`` threads (the cache's key)."""
-    return faster_library(*probe_seconds())
+    """:func:`faster_library` at ``threads`` threads: as an earlier process on this machine chose it
+    (:mod:`story_quality.machine_choices`, keyed by the CPU, torch, this package and ``threads``),
+    else timed here and kept for the next process."""
+    kept = kept_fp32_library(threads)
+    if kept is not None:
+        return kept
+    library = faster_library(*probe_seconds())
+    keep_choice(FP32_CHOICE, _choice_key(threads), library)
+    return library
+
+
+def kept_fp32_library(threads: int) -> str | None:
+    """The library an earlier process on this machine timed as fp32's at ``threads`` threads, or None."""
+    kept = kept_choice(FP32_CHOICE, _choice_key(threads))
+    return kept if kept in FP32_LIBRARIES else None
+
+
+def _choice_key(threads: int) -> str:
+    return f"{cpu_name()} | torch {torch.__version__} | story_quality {package_version()} | {threads} threads"
 
 
 def faster_library(blas_seconds: float, onednn_seconds: float) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
+from collections.abc import Iterable
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,13 +74,6 @@ class CheckpointReference:
         )
         return f"{shown}@sha256:{sha[:12] if sha else 'none'}"
 
-    def hash_ahead(self) -> None:
-        """Start hashing a folder's files for :meth:`label` in the background (a Hub id: nothing)."""
-        if self.local:
-            from story_quality.checkpoints.files import hash_ahead
-
-            hash_ahead(self.source)
-
     def identity(self) -> tuple[str, str | None]:
         """What tells two references to one checkpoint apart: a folder's real path ("run", "run/" and
         "./run" are one), a Hub id with its revision."""
@@ -121,3 +115,11 @@ def repeated_checkpoint(names: list[str] | tuple[str, ...]) -> tuple[str, str, s
         for key, _ in keys:
             seen.setdefault(key, name)
     return None
+
+
+def hash_ahead(checkpoints: Iterable[CheckpointReference]) -> None:
+    """Start hashing the local folders among ``checkpoints`` for their labels, on one background
+    thread (:func:`story_quality.checkpoints.files.hash_ahead`); a Hub id adds nothing."""
+    from story_quality.checkpoints.files import hash_ahead as hash_folders_ahead
+
+    hash_folders_ahead(*(checkpoint.source for checkpoint in checkpoints if checkpoint.local))

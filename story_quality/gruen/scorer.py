@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from story_quality import arithmetic
+from story_quality.checkpoints.reference import hash_ahead
 from story_quality.collection_pause import collector_paused
 from story_quality.gruen.aspects import AspectScorer
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_CHECKPOINT
@@ -121,8 +122,7 @@ class GruenScorer:
         # Strings only (blank ones score 0); a lone surrogate is not text.
         texts = check_texts(texts, surrogates=False, allow_blank=True)
         # After the fp32 library's timing, which a hashing thread would disturb.
-        for _, checkpoint in self._signed(checked["coherence"]):
-            checkpoint.hash_ahead()
+        hash_ahead(checkpoint for _, checkpoint in self._signed(checked["coherence"]))
         with collector_paused():
             aspects = self._aspects(texts, checked)
         return GruenResult(

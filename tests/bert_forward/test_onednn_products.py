@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import threading
 import weakref
 
@@ -10,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from story_quality import arithmetic
+from story_quality import arithmetic, machine_choices
 from story_quality.bert_forward import onednn_products
 from story_quality.bert_forward.onednn_products import onednn_active, onednn_linear
 from story_quality.bert_forward.onednn_products import onednn_products as products
@@ -217,9 +218,11 @@ def test_a_layout_is_dropped_with_its_weight():
 
 
 @pytest.fixture
-def timed(monkeypatch):
-    """fp32's library chosen by timing (the suite pins it), from the timings a test gives."""
+def timed(monkeypatch, tmp_path):
+    """fp32's library chosen by timing (the suite pins it), from the timings a test gives, with no
+    choice kept by an earlier test."""
     monkeypatch.delenv(onednn_products.FP32_LIBRARY_VARIABLE)
+    monkeypatch.setenv(machine_choices.CACHE_VARIABLE, str(tmp_path / "cache"))
     onednn_products._timed_library.cache_clear()
     calls: list[int] = []
 
@@ -244,7 +247,7 @@ def test_fp32_takes_onednn_only_where_it_is_clearly_faster(timed, seconds, expec
     given(seconds)
     assert arithmetic.check_precision("fp32", torch.device("cpu")) == expected
     assert arithmetic.check_precision("fp32", torch.device("cpu")) == expected
-    assert calls == [torch.get_num_threads()], "timed once per process and thread count"
+    assert calls == [torch.get_num_threads()], "timed once per thread count"
     assert arithmetic.check_precision("fp32", torch.device("cuda")) == "fp32"  # a GPU keeps its own
 
 
@@ -259,6 +262,42 @@ def test_the_timing_is_taken_anew_at_another_thread_count(timed):
     finally:
         torch.set_num_threads(threads)
     assert len(calls) == 2 and calls[0] != calls[1]
+
+
+def test_a_choice_timed_in_one_process_is_read_by_the_next_without_timing(timed, tmp_path, monkeypatch):
+    given, calls = timed
+    given((1.0, 0.5))
+    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
+    onednn_products._timed_library.cache_clear()  # a new process on the same machine
+    given((0.5, 1.0))  # timed now, torch's BLAS would win
+    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
+    assert len(calls) == 1
+    assert list((tmp_path / "cache").iterdir()) == [tmp_path / "cache" / "fp32-library.json"]
+    onednn_products._timed_library.cache_clear()  # another release of this package times anew
+    monkeypatch.setattr(onednn_products, "package_version", lambda: "99.0")
+    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32"
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("kept", ['{"a": ', '["onednn"]', "KEY_MKL"], ids=["cut", "not-a-table", "unknown"])
+def test_a_damaged_or_unknown_kept_choice_is_timed_again_and_replaced(timed, tmp_path, kept):
+    given, calls = timed
+    given((1.0, 0.5))
+    (tmp_path / "cache").mkdir()
+    kept_file = tmp_path / "cache" / "fp32-library.json"
+    key = onednn_products._choice_key(torch.get_num_threads())
+    kept_file.write_text(json.dumps({key: "mkl"}) if kept == "KEY_MKL" else kept)
+    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn" and len(calls) == 1
+    assert json.loads(kept_file.read_text()) == {key: "onednn"}
+
+
+def test_a_cache_that_cannot_be_written_still_chooses(timed, tmp_path, monkeypatch):
+    given, calls = timed
+    given((1.0, 0.5))
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv(machine_choices.CACHE_VARIABLE, str(tmp_path / "a-file" / "cache"))
+    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
+    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn" and len(calls) == 1
 
 
 def test_the_environment_pins_the_library_and_a_wrong_value_is_named(monkeypatch):

@@ -3,13 +3,14 @@ reading the folder again, and never leaves a caller waiting on a digest that can
 
 from __future__ import annotations
 
+import hashlib
 import threading
 
 import pytest
 from tiny_models import save_union_checkpoint
 
 from story_quality.checkpoints import files
-from story_quality.checkpoints.files import checkpoint_sha256, hash_ahead
+from story_quality.checkpoints.files import HASH_BLOCK, checkpoint_sha256, hash_ahead, sha256_of
 
 
 @pytest.fixture(autouse=True)
@@ -104,3 +105,32 @@ def test_a_folder_without_weights_starts_nothing(tmp_path, reads):
     (tmp_path / "config.json").write_text("{}")
     hash_ahead(tmp_path)
     assert files._HASHES == {} and reads == [] and checkpoint_sha256(tmp_path) is None
+
+
+def test_folders_hashed_ahead_together_are_read_one_after_another_on_one_thread(tmp_path, monkeypatch):
+    real = files.sha256_of
+    order: list[tuple[str, int]] = []
+
+    def recording(path):
+        order.append((str(path), threading.get_ident()))
+        return real(path)
+
+    monkeypatch.setattr(files, "sha256_of", recording)
+    first, second = save_union_checkpoint(tmp_path / "a"), save_union_checkpoint(tmp_path / "b")
+    hash_ahead(first, second, first)  # a folder named twice is read once
+    digests = [checkpoint_sha256(first), checkpoint_sha256(second)]
+    assert len({thread for _, thread in order}) == 1 and threading.get_ident() not in {t for _, t in order}
+    assert len(order) == len({path for path, _ in order})
+    assert [path.startswith(str(tmp_path / "a")) for path, _ in order] == sorted(
+        (path.startswith(str(tmp_path / "a")) for path, _ in order), reverse=True
+    )  # the first folder's files, then the second's
+    files._HASHES.clear()
+    assert digests == [checkpoint_sha256(first), checkpoint_sha256(second)]
+
+
+@pytest.mark.parametrize("size", [0, 1, HASH_BLOCK - 1, HASH_BLOCK, HASH_BLOCK + 1, 2 * HASH_BLOCK + 7])
+def test_a_files_sha256_is_its_bytes_sha256_across_block_edges(tmp_path, size):
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    path = tmp_path / "weights.bin"
+    path.write_bytes(data)
+    assert sha256_of(path) == hashlib.sha256(data).hexdigest()

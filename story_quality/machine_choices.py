@@ -1,0 +1,62 @@
+"""Choices a process measures about this machine, kept on disk so that later processes read them
+instead of measuring again.
+
+A choice is kept under a name (one JSON file per name) and a key that says what it was measured
+for (the CPU, the torch version, the thread count...): a later process asking with another key
+measures anew. The folder is ``$STORY_QUALITY_CACHE``, else ``$XDG_CACHE_HOME/story_quality``,
+else ``~/.cache/story_quality``; delete a file there to measure again. A folder that cannot be
+read or written costs nothing but the measurement: the choice is then made in each process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import tempfile
+
+CACHE_VARIABLE = "STORY_QUALITY_CACHE"
+
+
+def cache_folder() -> pathlib.Path:
+    """Where kept choices live (see the module's description)."""
+    if os.environ.get(CACHE_VARIABLE):
+        return pathlib.Path(os.environ[CACHE_VARIABLE])
+    base = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
+    return pathlib.Path(base) / "story_quality"
+
+
+def _path(name: str) -> pathlib.Path:
+    return cache_folder() / f"{name}.json"
+
+
+def _read(name: str) -> dict[str, str]:
+    try:
+        kept = json.loads(_path(name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # none yet, unreadable or damaged: measured anew and written over
+    return {k: v for k, v in kept.items() if isinstance(v, str)} if isinstance(kept, dict) else {}
+
+
+def kept_choice(name: str, key: str) -> str | None:
+    """The choice kept under ``name`` for ``key``, or None when none is (or it cannot be read)."""
+    return _read(name).get(key)
+
+
+def keep_choice(name: str, key: str, choice: str) -> None:
+    """Keep ``choice`` under ``name`` for ``key`` beside the file's other keys. The file is replaced
+    whole (written aside, then renamed), so a reader never sees half of it; a failure is ignored."""
+    try:
+        folder = cache_folder()
+        folder.mkdir(parents=True, exist_ok=True)
+        kept = {**_read(name), key: choice}
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}-", suffix=".json")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                json.dump(kept, file, indent=1, sort_keys=True)
+            os.replace(temporary, _path(name))
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError:
+        pass  # a read-only home or a full disk: the choice stays this process's
