@@ -27,10 +27,10 @@ and each procedure's share of its ceiling is that floor over its time. Where the
 bf16 natively (AMX or AVX-512 BF16), ``reference`` mode also runs with ``precision="bf16"``: its
 share of the bf16 matmul peak and how far its scores move from fp32's.
 
-``precision="fp32"`` multiplies on a CPU with the faster of torch's BLAS and oneDNN, timed once
-per machine and kept (``story_quality.machine_choices``): the first process on a machine times it
-inside its clock (about 0.3 s), later ones read it. The output says which library the timed
-``reference`` run took and whether it read the choice.
+``precision="fp32"`` multiplies on a CPU with the faster of torch's BLAS and oneDNN, timed by a
+machine's first three processes and then kept (``story_quality.machine_choices``): those time it
+inside their clock (about 0.3 s), later ones read it. The output says which library the timed
+``reference`` run took and whether it read a settled choice.
 
 The fp32 peak is the better of torch's own products (its BLAS: MKL in the x86 wheels) and
 oneDNN's, each printed: on an AMD EPYC with AVX-512, MKL reaches half of oneDNN's rate. Where
@@ -228,8 +228,8 @@ def _timed(name: str, args: tuple, with_peak: bool = False, device: str = "cpu")
     # runs measured with_peak start them in the peak measurement, so every procedure starts the same.
     warm = torch.ones(64, 64, device=device)
     warm @ warm
-    # An earlier process on this machine may have timed fp32's CPU library and kept the choice: then
-    # no procedure times it inside its clock (the first process on a machine does, about 0.3 s).
+    # Earlier processes on this machine may have timed fp32's CPU library and settled the choice:
+    # then no procedure times it inside its clock (a machine's first three do, about 0.3 s each).
     kept = kept_fp32_library(torch.get_num_threads()) if device == "cpu" else None
 
     def work() -> tuple[float, object]:

@@ -1,8 +1,9 @@
 """The arithmetic a metric scores in: ``fp32`` (the default), ``fp32-onednn`` on a CPU, or ``bf16``
 autocast where the hardware has it.
 
-``fp32`` multiplies on a CPU with the faster of torch's BLAS and oneDNN, timed once per machine
-(:func:`story_quality.bert_forward.onednn_products.fp32_library`); ``fp32-onednn`` asks for oneDNN by name.
+``fp32`` multiplies on a CPU with the faster of torch's BLAS and oneDNN, timed by a machine's first
+processes and kept (:func:`story_quality.bert_forward.onednn_products.fp32_library`);
+``fp32-onednn`` asks for oneDNN by name.
 Both are fp32 arithmetic: the libraries add a product's terms in different orders, so scores
 differ by float rounding (about 1e-7), and the signature names the library that multiplied
 (``fp32``: torch's own products; ``fp32-onednn``: oneDNN's). See

@@ -1,9 +1,9 @@
-"""Choices a process measures about this machine, kept on disk so that later processes read them
-instead of measuring again.
+"""What processes measure about this machine, kept on disk so that later processes read it instead
+of measuring again (or add to it).
 
-A choice is kept under a name (one JSON file per name) and a key that says what it was measured
-for (the CPU, the torch version, the thread count...): a later process asking with another key
-measures anew. The folder is ``$STORY_QUALITY_CACHE``, else ``$XDG_CACHE_HOME/story_quality``,
+A measurement is kept under a name (one JSON file per name) and a key that says what it was
+measured for (the CPU, the torch version, the thread count...): a later process asking with
+another key measures anew. What a kept value means is its user's (a choice, timings). The folder is ``$STORY_QUALITY_CACHE``, else ``$XDG_CACHE_HOME/story_quality``,
 else ``~/.cache/story_quality``; delete a file there to measure again. A folder that cannot be
 read or written costs nothing but the measurement: the choice is then made in each process.
 """
@@ -14,6 +14,7 @@ import json
 import os
 import pathlib
 import tempfile
+from typing import Any
 
 CACHE_VARIABLE = "STORY_QUALITY_CACHE"
 
@@ -30,22 +31,24 @@ def _path(name: str) -> pathlib.Path:
     return cache_folder() / f"{name}.json"
 
 
-def _read(name: str) -> dict[str, str]:
+def _read(name: str) -> dict[str, Any]:
     try:
         kept = json.loads(_path(name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}  # none yet, unreadable or damaged: measured anew and written over
-    return {k: v for k, v in kept.items() if isinstance(v, str)} if isinstance(kept, dict) else {}
+    return kept if isinstance(kept, dict) else {}
 
 
-def kept_choice(name: str, key: str) -> str | None:
-    """The choice kept under ``name`` for ``key``, or None when none is (or it cannot be read)."""
+def kept_choice(name: str, key: str) -> Any:
+    """The value kept under ``name`` for ``key`` (as JSON reads it back), or None when none is (or
+    it cannot be read)."""
     return _read(name).get(key)
 
 
-def keep_choice(name: str, key: str, choice: str) -> None:
-    """Keep ``choice`` under ``name`` for ``key`` beside the file's other keys. The file is replaced
-    whole (written aside, then renamed), so a reader never sees half of it; a failure is ignored."""
+def keep_choice(name: str, key: str, choice: Any) -> None:
+    """Keep ``choice`` (a JSON value) under ``name`` for ``key`` beside the file's other keys. The
+    file is replaced whole (written aside, then renamed), so a reader never sees half of it; a
+    failure is ignored."""
     try:
         folder = cache_folder()
         folder.mkdir(parents=True, exist_ok=True)

@@ -238,8 +238,8 @@ PRECISION = Option(
     "precision",
     "choice",
     "fp32",
-    "the arithmetic: fp32, on a CPU multiplied by the faster of torch's BLAS and oneDNN (timed once "
-    "per machine; the libraries' scores differ by float rounding, about 1e-7); fp32-onednn, fp32 "
+    "the arithmetic: fp32, on a CPU multiplied by the faster of torch's BLAS and oneDNN (timed by a "
+    "machine's first processes, then kept; the libraries' scores differ by float rounding, about 1e-7); fp32-onednn, fp32 "
     "with a CPU's linear layers multiplied by oneDNN whatever the timing (CPUs only); or bf16 autocast "
     "on GPUs with bf16 and CPUs with AMX or AVX-512 BF16 (faster; scores move slightly; refused on "
     "other hardware); the signature records it and the library that multiplied",
