@@ -13,9 +13,8 @@ included) runs through oneDNN's ``torch.ops.mkldnn._linear_pointwise``; other pr
 torch's BLAS unless oneDNN is clearly faster. The timings are kept on disk per machine and thread
 count (:mod:`story_quality.machine_choices`): the first three processes add their best times, and
 later ones read the settled choice without timing, so they multiply alike, the same bits from run
-to run; the environment variable
-``STORY_QUALITY_FP32_LIBRARY`` (``torch`` or ``onednn``) pins it. ``"fp32-onednn"``
-asks for oneDNN by name. The signature names the library that multiplied.
+to run. The environment variable ``STORY_QUALITY_FP32_LIBRARY`` (``torch`` or ``onednn``) pins
+it. ``"fp32-onednn"`` asks for oneDNN by name. The signature names the library that multiplied.
 
 The two libraries add up a product's terms in different orders, so scores move by float rounding
 (about 1e-7 on a probability). oneDNN's rows do not depend on how many other rows a product has
@@ -114,10 +113,10 @@ def cpu_bf16_kernels() -> bool:
 
 def fp32_library(device: torch.device) -> str:
     """The library ``precision="fp32"`` multiplies with on ``device``: ``"onednn"`` on a CPU where
-    oneDNN is clearly faster than torch's BLAS (timed by a machine's first processes at each thread count, then kept), else
-    ``"torch"`` (torch's own products: its BLAS on a CPU, cuBLAS on a GPU). The environment variable
-    :data:`FP32_LIBRARY_VARIABLE` set to ``torch`` or ``onednn`` pins the choice instead (the same
-    bits from run to run on one machine)."""
+    oneDNN is clearly faster than torch's BLAS (timed by a machine's first processes at each thread
+    count, then kept), else ``"torch"`` (torch's own products: its BLAS on a CPU, cuBLAS on a GPU).
+    The environment variable :data:`FP32_LIBRARY_VARIABLE` set to ``torch`` or ``onednn`` pins the
+    choice instead."""
     if onednn_refusal(device) is not None:
         return "torch"
     pinned = os.environ.get(FP32_LIBRARY_VARIABLE, "")

@@ -123,8 +123,8 @@ def _keep(futures: dict[tuple[str, int, int], Future[str]]) -> None:
 def hash_ahead(*folders: str | os.PathLike) -> None:
     """Start hashing what :func:`checkpoint_sha256` reads of local checkpoint folders, one file after
     another on one thread of its own: hashlib and file reads let go of the interpreter, so a caller
-    that loads and tokenises meanwhile later finds the digests made (a BERT-base checkpoint: about
-    0.3 s of one core). One thread, not one per folder, leaves the caller a core of its own. Files
+    that loads and tokenises meanwhile later finds the digests made (a BERT-base checkpoint: 0.3-0.7
+    s of one core). One thread, not one per folder, leaves the caller a core of its own. Files
     already hashed are not read again; a folder without weights adds nothing."""
     keys = []
     for folder in folders:
