@@ -354,8 +354,7 @@ def bf16_figures(bf16: dict, ours: dict, flops: int, device: torch.device) -> di
 
 
 def main() -> None:
-    parser = build_parser()
-    args = parser.parse_args()
+    args = build_parser().parse_args()
 
     lines = [line for line in Path(args.stories).read_text().splitlines() if line.strip()]
     texts = random.Random(0).sample(lines, args.texts)
