@@ -37,6 +37,7 @@ from story_quality import citation
 from story_quality.gruen import CITATION as GRUEN_CITATION
 from story_quality.gruen.checkpoints import LM_CHECKPOINT
 from story_quality.training import run_setup
+from story_quality.training.cola_data import read_cola_tsv
 from story_quality.training.model_cards import (
     base_model_names,
     hub_id_or_none,
@@ -105,39 +106,6 @@ def compute_cola_metrics(prediction: transformers.EvalPrediction) -> dict[str, f
         "matthews_correlation": matthews_correlation(predicted, prediction.label_ids),
         "accuracy": float((predicted == prediction.label_ids).mean()),
     }
-
-
-def read_cola_tsv(path: str) -> datasets.Dataset:
-    r"""CoLA's raw release: tab-separated ``source, label (1 = acceptable), author's mark, sentence``.
-
-    >>> import tempfile
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
-    ...     _ = f.write("gj04\t1\t\tThe dog barked.\ngj04\t0\t*\tDog the barked.\n")
-    >>> read_cola_tsv(f.name).to_dict()
-    {'sentence': ['The dog barked.', 'Dog the barked.'], 'label': [1, 0]}
-    """
-    sentences, labels = [], []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                fields = line.rstrip("\r\n").split("\t")
-                if len(fields) != 4 or fields[1] not in ("0", "1"):
-                    raise ValueError(
-                        f"{path}, line {number}: expected CoLA's 4 tab-separated columns (source, label 0 "
-                        f"or 1, mark, sentence), got {line.strip()[:80]!r}."
-                    )
-                labels.append(int(fields[1]))
-                sentences.append(fields[3])
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path} is not UTF-8 text ({error}).") from error
-    if not sentences:
-        raise ValueError(f"{path} holds no sentences.")
-    return datasets.Dataset.from_dict(
-        {"sentence": sentences, "label": labels},
-        features=datasets.Features({"sentence": datasets.Value("string"), "label": datasets.Value("int64")}),
-    )
 
 
 def load_cola(args: ColaArguments) -> datasets.DatasetDict:

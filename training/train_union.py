@@ -37,6 +37,13 @@ from transformers import AutoTokenizer, HfArgumentParser, Trainer, set_seed
 from story_quality.evaluation.annotations import AnnotatedStories, read_annotations
 from story_quality.evaluation.correlation import METHODS, correlate
 from story_quality.training import run_setup
+from story_quality.training.acceptability import (
+    AcceptabilityBatches,
+    AcceptabilityTrainer,
+    attach_acceptability_head,
+    file_sha256,
+    read_acceptability_batches,
+)
 from story_quality.training.distillation import (
     TEACHER_COLUMN,
     check_teacher_scores,
@@ -54,7 +61,7 @@ from story_quality.training.model_cards import (
 from story_quality.training.negatives.build import read_summary
 from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.training.output_folders import check_resumed_run, write_run_record
-from story_quality.training.ranking import RANKING_LOSSES, SEVERITY_SOURCES, RankingTrainer, severities
+from story_quality.training.ranking import RANKING_LOSSES, SEVERITY_SOURCES, severities
 from story_quality.training.union_model import (
     DEFAULT_RECONSTRUCTION_WEIGHT,
     SEVERITY_COLUMN,
@@ -122,6 +129,24 @@ class ModelArguments:
             "kind (fluent < LM or n-gram continuation < edited) or both.",
             "choices": list(SEVERITY_SOURCES),
         },
+    )
+    acceptability_file: str | None = field(
+        default=None,
+        metadata={
+            "help": "CoLA's raw TSV (e.g. in_domain_train.tsv): its sentences, normalised as the stories "
+            "are, train a second, acceptability head on the encoder (training/acceptability.py); the "
+            "exported classifier leaves that head out. BERT encoders only; needs --acceptability_weight."
+        },
+    )
+    acceptability_weight: float = field(
+        default=0.0,
+        metadata={
+            "help": "w in loss += w * CE(acceptability head) on one CoLA batch per step (0: off); needs "
+            "--acceptability_file."
+        },
+    )
+    acceptability_batch_size: int = field(
+        default=32, metadata={"help": "CoLA sentences in each step's acceptability batch."}
     )
 
 
@@ -246,6 +271,7 @@ def check_run_numbers(model_args: ModelArguments, args: UnionTrainingArguments) 
             f"--distillation_weight must be between 0 and 1 (0: off), got {model_args.distillation_weight}."
         )
     check_ranking(model_args)
+    check_acceptability(model_args)
     for flag, value in (
         ("--learning_rate", args.learning_rate),
         ("--num_train_epochs", args.num_train_epochs),
@@ -270,6 +296,24 @@ def check_ranking(model_args: ModelArguments) -> None:
         )
 
 
+def check_acceptability(model_args: ModelArguments) -> None:
+    """Refuse an acceptability weight out of range, or one without a CoLA file (or the reverse), by name."""
+    path, weight = model_args.acceptability_file, model_args.acceptability_weight
+    if not 0 <= weight <= 1:  # NaN fails too
+        raise ValueError(f"--acceptability_weight must be between 0 and 1 (0: off), got {weight}.")
+    if bool(path) != bool(weight):
+        raise ValueError(
+            f"--acceptability_file {path} with --acceptability_weight {weight}: the acceptability head "
+            "needs both a CoLA file and a weight above 0."
+        )
+    if path and not os.path.isfile(path):
+        raise ValueError(f"--acceptability_file {path}: no such file.")
+    if model_args.acceptability_batch_size < 1:
+        raise ValueError(
+            f"--acceptability_batch_size must be >= 1, got {model_args.acceptability_batch_size}."
+        )
+
+
 def parse_run(argv: Sequence[str] | None) -> Run:
     """Arguments and everything that can fail in seconds (bad flags, folders, annotation files)."""
     parser = HfArgumentParser((ModelArguments, DataArguments, UnionTrainingArguments), description=__doc__)
@@ -286,6 +330,13 @@ def parse_run(argv: Sequence[str] | None) -> Run:
     model_type = check_encoder(
         model_args.model_name_or_path, model_args.reconstruction_weight, model_args.max_length
     )
+    if model_args.acceptability_weight and model_type != "bert":
+        run_setup.refuse(
+            ValueError(
+                f"--acceptability_weight trains a head on a BERT encoder's pooled [CLS]; "
+                f"{model_args.model_name_or_path} is a {model_type} encoder."
+            )
+        )
     checkpoint = run_setup.resume_checkpoint(args)
     if checkpoint:
         check_resumed_run(checkpoint, run_facts(model_args, data_args))
@@ -392,6 +443,8 @@ def load_model(
         )
     if added or model.config.vocab_size < len(tokenizer):
         model.resize_token_embeddings(len(tokenizer))
+    if run.model_args.acceptability_weight:  # before the Trainer, so its optimiser holds the head
+        attach_acceptability_head(model)
     if run.checkpoint:
         check_resumed_model(run.checkpoint, model.config)
     return model
@@ -432,6 +485,15 @@ def run_facts(model_args: ModelArguments, data_args: DataArguments) -> dict[str,
                 "--severity_source": model_args.severity_source,
             }
             if model_args.ranking_weight
+            else {}
+        ),
+        **(
+            {
+                "--acceptability_file (sha256)": file_sha256(model_args.acceptability_file),
+                "--acceptability_weight": model_args.acceptability_weight,
+                "--acceptability_batch_size": model_args.acceptability_batch_size,
+            }
+            if model_args.acceptability_weight and model_args.acceptability_file
             else {}
         ),
     }
@@ -479,7 +541,9 @@ def train_model(
             )
         eval_features = tokenise(validation, "held-out pairs") if validation is not None else None
 
-    trainer = RankingTrainer(
+    trainer = AcceptabilityTrainer(
+        acceptability_weight=run.model_args.acceptability_weight,
+        acceptability_batches=acceptability_batches(run, tokenizer),
         distillation_weight=run.model_args.distillation_weight,
         ranking_loss=run.model_args.ranking_loss,
         ranking_weight=run.model_args.ranking_weight,
@@ -492,8 +556,29 @@ def train_model(
         compute_metrics=compute_accuracy,
     )
     results = run_setup.train_and_evaluate(trainer, run.checkpoint, evaluate=eval_features is not None)
+    if trainer.acceptability_losses:  # this process's draws: the head's mean loss, first and last 50
+        losses = trainer.acceptability_losses
+        results["train_acceptability_loss_first_50"] = float(np.mean(losses[:50]))
+        results["train_acceptability_loss_last_50"] = float(np.mean(losses[-50:]))
     trainer.accelerator.wait_for_everyone()
     return trainer, results
+
+
+def acceptability_batches(
+    run: Run, tokenizer: transformers.PreTrainedTokenizerBase
+) -> AcceptabilityBatches | None:
+    """The CoLA batches of ``--acceptability_file``, normalised as the run's stories; None when off."""
+    model_args = run.model_args
+    if not (model_args.acceptability_weight and model_args.acceptability_file):
+        return None
+    return read_acceptability_batches(
+        model_args.acceptability_file,
+        tokenizer,
+        run.preset.normalization,
+        model_args.max_length,
+        model_args.acceptability_batch_size,
+        run.args.seed,
+    )
 
 
 def save_classifier(
@@ -565,6 +650,14 @@ def write_card(
                         f"({model_args.ranking_weight}; {model_args.severity_source})"
                     }
                     if model_args.ranking_weight
+                    else {}
+                ),
+                **(
+                    {
+                        "acceptability head (weight; CoLA sentences a step; file sha256)": f"{model_args.acceptability_weight} "
+                        f"({model_args.acceptability_batch_size}; {file_sha256(model_args.acceptability_file)})"
+                    }
+                    if model_args.acceptability_weight and model_args.acceptability_file
                     else {}
                 ),
                 "max word pieces": model_args.max_length,

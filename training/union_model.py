@@ -328,7 +328,9 @@ def export_classifier(model: PreTrainedModel, normalization: StoryNormalization)
     config.label2id = dict(LABEL2ID)
     setattr(config, CONFIG_KEY, normalization.to_dict())
     classifier = BertForSequenceClassification(config)
-    state = {k: v for k, v in model.state_dict().items() if not k.startswith("cls.")}
+    # the classifier's own weights: the reconstruction head (cls.*) and any head trained beside it stay out
+    wanted = classifier.state_dict().keys()
+    state = {k: v for k, v in model.state_dict().items() if k in wanted}
     classifier.load_state_dict(state, strict=True)
     return classifier.eval()
 
