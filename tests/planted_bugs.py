@@ -318,4 +318,32 @@ IN_THE_METRICS = [
         "if False and (",
         ("tests/cli/test_compare.py",),
     ),
+    Mutation(
+        "acceptability-head-exported",
+        "the exported classifier keeps every weight but the reconstruction head's, CoLA's head too",
+        "story_quality/training/union_model.py",
+        "if k in wanted}",
+        'if not k.startswith("cls.")}',
+        ("tests/training/test_acceptability.py::test_the_exported_classifier_leaves_the_head_out",),
+    ),
+    Mutation(
+        "acceptability-same-draw",
+        "every step draws the same CoLA batch",
+        "story_quality/training/acceptability.py",
+        "        self._draws += 1\n",
+        "        self._draws += 0\n",
+        (
+            "tests/training/test_acceptability.py::test_the_trainer_adds_the_weighted_head_loss_in_training_only",
+        ),
+    ),
+    Mutation(
+        "acceptability-one-order",
+        "every pass over CoLA visits the sentences in the same order",
+        "story_quality/training/acceptability.py",
+        "manual_seed(self.seed * 100_003 + epoch)",
+        "manual_seed(self.seed * 100_003)",
+        (
+            "tests/training/test_acceptability.py::test_draws_visit_every_sentence_once_a_pass_and_repeat_by_seed",
+        ),
+    ),
 ]

@@ -147,6 +147,15 @@ class AcceptabilityTrainer(RankingTrainer):
         self.acceptability_batches = acceptability_batches
         self._draws: int | None = None  # micro-batches drawn so far (set from the step on first use)
         self.acceptability_losses: list[float] = []
+        self._logged = 0  # losses already averaged into a log line
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        """Training log lines also carry the head's mean loss since the last line."""
+        fresh = self.acceptability_losses[self._logged :]
+        if "loss" in logs and fresh:
+            logs = {**logs, "acceptability_loss": round(sum(fresh) / len(fresh), 4)}
+            self._logged = len(self.acceptability_losses)
+        super().log(logs, start_time)
 
     def next_draw(self) -> int:
         """This rank's next draw number: ranks take turns, a resumed run goes on where it stopped."""

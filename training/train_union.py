@@ -558,8 +558,13 @@ def train_model(
     results = run_setup.train_and_evaluate(trainer, run.checkpoint, evaluate=eval_features is not None)
     if trainer.acceptability_losses:  # this process's draws: the head's mean loss, first and last 50
         losses = trainer.acceptability_losses
-        results["train_acceptability_loss_first_50"] = float(np.mean(losses[:50]))
-        results["train_acceptability_loss_last_50"] = float(np.mean(losses[-50:]))
+        head = {
+            "acceptability_loss_first_50": float(np.mean(losses[:50])),
+            "acceptability_loss_last_50": float(np.mean(losses[-50:])),
+        }
+        trainer.log_metrics("acceptability", head)
+        trainer.save_metrics("acceptability", head)  # acceptability_results.json, merged into all_results.json
+        results.update({f"train_{k}": v for k, v in head.items()})
     trainer.accelerator.wait_for_everyone()
     return trainer, results
 

@@ -141,7 +141,7 @@ def test_a_run_with_the_head_trains_its_encoder_and_records_it(tmp_path):
         "--max_length", "48", "--validation_fraction", "0", "--reconstruction_weight", "0",
         "--max_steps", "2", "--per_device_train_batch_size", "4", "--save_strategy", "no",
         "--eval_strategy", "no", "--report_to", "none", "--use_cpu", "true", "--disable_tqdm", "true",
-        "--dataloader_pin_memory", "false", "--learning_rate", "1e-3",
+        "--dataloader_pin_memory", "false", "--learning_rate", "1e-3", "--logging_steps", "1",
     ]  # fmt: skip
     plain = train_union.main([*argv, "--output_dir", str(tmp_path / "plain")])
     both = train_union.main(
@@ -149,6 +149,11 @@ def test_a_run_with_the_head_trains_its_encoder_and_records_it(tmp_path):
          "--acceptability_weight", "0.5", "--acceptability_batch_size", "5"]
     )  # fmt: skip
     assert "train_acceptability_loss_last_50" in both and "train_acceptability_loss_first_50" not in plain
+    saved = json.loads((tmp_path / "both" / "all_results.json").read_text())
+    assert saved["acceptability_loss_first_50"] == pytest.approx(both["train_acceptability_loss_first_50"])
+    history = json.loads((tmp_path / "both" / "trainer_state.json").read_text())["log_history"]
+    assert all(line["acceptability_loss"] > 0 for line in history if "loss" in line)
+    assert any("loss" in line for line in history)
     weights = {name: load_file(tmp_path / name / "model.safetensors") for name in ("plain", "both")}
     assert weights["both"].keys() == weights["plain"].keys()  # no head in the metric's folder
     encoder = "bert.encoder.layer.0.attention.self.query.weight"
