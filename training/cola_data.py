@@ -1,8 +1,12 @@
-"""CoLA's raw release read as sentences and labels: GRUEN's CoLA model and UNION's acceptability head both train on it."""
+"""CoLA's raw release read as sentences and labels, and its measure (Matthews): GRUEN's CoLA model and
+UNION's acceptability head both train on it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import datasets
+import numpy as np
 
 
 def read_cola_tsv(path: str) -> datasets.Dataset:
@@ -36,3 +40,17 @@ def read_cola_tsv(path: str) -> datasets.Dataset:
         {"sentence": sentences, "label": labels},
         features=datasets.Features({"sentence": datasets.Value("string"), "label": datasets.Value("int64")}),
     )
+
+
+def matthews_correlation(predictions: Sequence[int], labels: Sequence[int]) -> float:
+    """Matthews correlation of binary predictions (0 when a confusion-matrix margin is empty).
+
+    >>> matthews_correlation([1, 1, 0, 0], [1, 0, 0, 0])
+    0.5773502691896258
+    """
+    p = np.asarray(predictions) == 1
+    y = np.asarray(labels) == 1
+    tp, tn = float(np.sum(p & y)), float(np.sum(~p & ~y))
+    fp, fn = float(np.sum(p & ~y)), float(np.sum(~p & y))
+    denominator = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    return float((tp * tn - fp * fn) / denominator) if denominator else 0.0

@@ -37,7 +37,7 @@ from story_quality import citation
 from story_quality.gruen import CITATION as GRUEN_CITATION
 from story_quality.gruen.checkpoints import LM_CHECKPOINT
 from story_quality.training import run_setup
-from story_quality.training.cola_data import read_cola_tsv
+from story_quality.training.cola_data import matthews_correlation, read_cola_tsv
 from story_quality.training.model_cards import (
     base_model_names,
     hub_id_or_none,
@@ -84,20 +84,6 @@ class ColaTrainingArguments(run_setup.RunArguments):
         default=64, metadata={"help": "Evaluation batch size per device."}
     )
     num_train_epochs: float = field(default=3.0, metadata={"help": "Epochs over CoLA's 8,551 sentences."})
-
-
-def matthews_correlation(predictions: Sequence[int], labels: Sequence[int]) -> float:
-    """Matthews correlation of binary predictions (0 when a confusion-matrix margin is empty).
-
-    >>> matthews_correlation([1, 1, 0, 0], [1, 0, 0, 0])
-    0.5773502691896258
-    """
-    p = np.asarray(predictions) == 1
-    y = np.asarray(labels) == 1
-    tp, tn = float(np.sum(p & y)), float(np.sum(~p & ~y))
-    fp, fn = float(np.sum(p & ~y)), float(np.sum(~p & y))
-    denominator = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-    return float((tp * tn - fp * fn) / denominator) if denominator else 0.0
 
 
 def compute_cola_metrics(prediction: transformers.EvalPrediction) -> dict[str, float]:

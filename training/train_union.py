@@ -563,7 +563,9 @@ def train_model(
             "acceptability_loss_last_50": float(np.mean(losses[-50:])),
         }
         trainer.log_metrics("acceptability", head)
-        trainer.save_metrics("acceptability", head)  # acceptability_results.json, merged into all_results.json
+        trainer.save_metrics(
+            "acceptability", head
+        )  # acceptability_results.json, merged into all_results.json
         results.update({f"train_{k}": v for k, v in head.items()})
     trainer.accelerator.wait_for_everyone()
     return trainer, results
