@@ -10,6 +10,7 @@ import pytest
 import tiny_models
 import torch
 from safetensors.torch import load_file
+from test_ranking import two_step_run
 from test_train_union import write_pairs
 from test_train_union_other_encoders import arguments, mpnet_start  # noqa: F401 (a fixture)
 from torch.nn import functional as F
@@ -128,21 +129,8 @@ def test_the_exported_classifier_leaves_the_head_out(tmp_path):
 
 
 def test_a_run_with_the_head_trains_its_encoder_and_records_it(tmp_path):
-    torch.manual_seed(0)
-    tokenizer = BertTokenizer(vocab=tiny_models.vocabulary(True), do_lower_case=True)
-    BertForSequenceClassification(
-        tiny_models.bert_config(len(tokenizer), max_position_embeddings=64)
-    ).save_pretrained(tmp_path / "base")
-    tokenizer.save_pretrained(tmp_path / "base")
-    write_pairs(tmp_path / "pairs.jsonl", 12, seed=3)
+    argv = [*two_step_run(tmp_path), "--learning_rate", "1e-3", "--logging_steps", "1"]
     write_cola(tmp_path / "cola.tsv", 20)
-    argv = [
-        "--model_name_or_path", str(tmp_path / "base"), "--dataset", str(tmp_path / "pairs.jsonl"),
-        "--max_length", "48", "--validation_fraction", "0", "--reconstruction_weight", "0",
-        "--max_steps", "2", "--per_device_train_batch_size", "4", "--save_strategy", "no",
-        "--eval_strategy", "no", "--report_to", "none", "--use_cpu", "true", "--disable_tqdm", "true",
-        "--dataloader_pin_memory", "false", "--learning_rate", "1e-3", "--logging_steps", "1",
-    ]  # fmt: skip
     plain = train_union.main([*argv, "--output_dir", str(tmp_path / "plain")])
     both = train_union.main(
         [*argv, "--output_dir", str(tmp_path / "both"), "--acceptability_file", str(tmp_path / "cola.tsv"),

@@ -173,7 +173,8 @@ def test_the_trainers_batches_hold_whole_stories_and_its_loss_gives_the_ranking_
     assert loss.item() == pytest.approx(0.7 * classification.item() + 0.3 * ranking, abs=1e-5)
 
 
-def test_a_ranking_run_trains_and_records_its_objective(tmp_path):
+def two_step_run(tmp_path) -> list[str]:
+    """train_union.py's arguments for two steps of a tiny BERT classifier on 12 stories' pairs (no output folder)."""
     torch.manual_seed(0)
     tokenizer = BertTokenizer(vocab=tiny_models.vocabulary(True), do_lower_case=True)
     BertForSequenceClassification(
@@ -181,13 +182,17 @@ def test_a_ranking_run_trains_and_records_its_objective(tmp_path):
     ).save_pretrained(tmp_path / "base")
     tokenizer.save_pretrained(tmp_path / "base")
     write_pairs(tmp_path / "pairs.jsonl", 12, seed=3)
-    argv = [
+    return [
         "--model_name_or_path", str(tmp_path / "base"), "--dataset", str(tmp_path / "pairs.jsonl"),
         "--max_length", "48", "--validation_fraction", "0", "--reconstruction_weight", "0",
         "--max_steps", "2", "--per_device_train_batch_size", "4", "--save_strategy", "no",
         "--eval_strategy", "no", "--report_to", "none", "--use_cpu", "true", "--disable_tqdm", "true",
         "--dataloader_pin_memory", "false",
     ]  # fmt: skip
+
+
+def test_a_ranking_run_trains_and_records_its_objective(tmp_path):
+    argv = two_step_run(tmp_path)
     plain = train_union.main([*argv, "--output_dir", str(tmp_path / "plain")])
     ranked = train_union.main(
         [*argv, "--output_dir", str(tmp_path / "ranked"), "--ranking_loss", "margin", "--ranking_weight", "1"]
