@@ -64,7 +64,7 @@ from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path,
 from benchmarks.random_models import gruen_models  # noqa: E402
 from benchmarks.shared_data import ROC_REFERENCE_STORIES  # noqa: E402
 from story_quality import metric_path  # noqa: E402
-from story_quality.arithmetic import autocast, bf16_refusal  # noqa: E402
+from story_quality.arithmetic import autocast, bf16_refusal, check_precision  # noqa: E402
 from story_quality.bert_forward.onednn_products import (  # noqa: E402
     fp32_library,
     kept_fp32_library,
@@ -202,7 +202,8 @@ def batched_pll(
     from story_quality.gruen.sentences import text_to_sentences
 
     lm = load_model("lm", CheckpointReference.parse(models["lm_model"]), torch.device(device))
-    with autocast(precision, torch.device(device)):  # as the metric runs its models
+    # As the metric runs its models: "fp32" in the library it chose on this machine.
+    with autocast(check_precision(precision, torch.device(device)), torch.device(device)):
         return pll_nll_scores(lm, [s for t in texts for s in text_to_sentences(t)], batch_size)
 
 

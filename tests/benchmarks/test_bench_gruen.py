@@ -69,3 +69,24 @@ def test_every_procedure_moves_its_models_to_the_device_it_is_given(models, monk
     monkeypatch.setattr(torch.nn.Module, "to", recording_to)
     getattr(bench_gruen, name)(TEXTS[:1], models, *args, "cpu:0")
     assert moved_to and set(moved_to) == {"cpu:0"}
+
+
+@pytest.mark.parametrize("library, routed", [("onednn", True), ("torch", False)])
+def test_batched_pll_in_fp32_multiplies_in_the_library_the_metric_chose(models, monkeypatch, library, routed):
+    # The metric turns "fp32" into the faster library's products (check_precision); the benchmark's
+    # PLL row must time the same products, not torch's own whatever the choice.
+    from story_quality.bert_forward import onednn_products
+    from story_quality.gruen import grammaticality
+
+    if library == "onednn" and onednn_products.onednn_refusal(torch.device("cpu")):
+        pytest.skip("no oneDNN linear layer in this torch build")
+    monkeypatch.setenv(onednn_products.FP32_LIBRARY_VARIABLE, library)
+    seen = []
+
+    def recording(loaded, sentences, batch_size):
+        seen.append(onednn_products.onednn_active())
+        return [0.0] * len(sentences)
+
+    monkeypatch.setattr(grammaticality, "pll_nll_scores", recording)
+    bench_gruen.batched_pll(TEXTS[:1], models, 4, "cpu")
+    assert seen == [routed]
