@@ -152,6 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
         "oneDNN, and bf16 where the hardware has it)",
     )
     parser.add_argument(
+        "--num-workers",
+        type=int,
+        default=None,
+        help="the metric's num_workers: processes preparing the next stories while the model scores "
+        "(default: the metric's own, 0 on a CPU, one per core but one on a GPU)",
+    )
+    parser.add_argument(
         "--checkpoint",
         default=None,
         help=f"a UNION checkpoint folder to time, or {SHIPPED_DEFAULT!r} for the shipped default "
@@ -198,7 +205,9 @@ def main() -> None:
             metric.scorer.model.config, lengths, cls_only_last_layer=supports_fast_path(metric.scorer.model)
         )
         print(f"stories: {len(stories)}, mean word pieces {sum(lengths) / len(lengths):.1f}")
-        sides = {p: metric_side(metric, stories, args.batch_size, device, p) for p in precisions}
+        sides = {
+            p: metric_side(metric, stories, args.batch_size, device, p, args.num_workers) for p in precisions
+        }
         batch_1_rate = None
         if not args.skip_pipeline:
             sides["pipeline"], batch_1_rate = pipeline_side(args, ckpt, normalised, device)
@@ -217,11 +226,14 @@ def metric_side(
     batch_size: int,
     device: torch.device,
     precision: str,
+    num_workers: int | None = None,
 ) -> Callable[[slice], list[float]]:
-    """The metric's scores of a slice of ``stories`` in ``precision`` (warmed up once here)."""
-    options = {"batch_size": batch_size, "device": device, "precision": precision}
+    """The metric's scores of a slice of ``stories`` in ``precision`` (warmed up once here), with
+    ``num_workers`` preparing the stories (None: the metric's default)."""
+    options = {"batch_size": batch_size, "device": device, "precision": precision, "num_workers": num_workers}
     warm_up = metric.compute(predictions=stories[:batch_size], **options)
-    print(f"metric {precision} signature: {warm_up['signature']}")
+    workers = "the metric's default" if num_workers is None else num_workers
+    print(f"metric {precision} signature: {warm_up['signature']}; num_workers: {workers}")
     return lambda part: metric.compute(predictions=stories[part], **options)["scores"]
 
 
