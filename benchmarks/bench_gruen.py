@@ -201,9 +201,10 @@ def batched_pll(
     from story_quality.gruen.loading import load_model
     from story_quality.gruen.sentences import text_to_sentences
 
-    lm = load_model("lm", CheckpointReference.parse(models["lm_model"]), torch.device(device))
+    where = torch.device(device)
+    lm = load_model("lm", CheckpointReference.parse(models["lm_model"]), where)
     # As the metric runs its models: "fp32" in the library it chose on this machine.
-    with autocast(check_precision(precision, torch.device(device)), torch.device(device)):
+    with autocast(check_precision(precision, where), where):
         return pll_nll_scores(lm, [s for t in texts for s in text_to_sentences(t)], batch_size)
 
 
