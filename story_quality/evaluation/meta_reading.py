@@ -10,9 +10,10 @@ A score file is an output of ``story-quality score`` on that ratings file, or an
 file with an id and a score: read by :mod:`story_quality.score_file`'s reader (rows
 edited after ``score`` sealed them, unfinished outputs and scores out of their range are
 refused there). Its rows are matched to the ratings by the id where the score file carries the
-ratings' id column, else by the row ``index`` ``score`` wrote, every row's ``text_hash``
-checked against the rated text. Anything that does not match (a hash, an id or index the
-ratings do not hold, a row twice, a rated story no score row covers) is refused with
+ratings' id column, else by the row ``index`` ``score`` wrote; every row's ``text_hash`` is
+checked against the rated text (required when matched by index; checked, where a row carries
+one, when matched by id). Anything that does not match (a hash, an id or index the ratings do
+not hold, a row twice, a rated story no score row covers) is refused with
 :class:`MetaEvaluationError`, naming the file and line.
 """
 
@@ -263,7 +264,14 @@ def _position(ratings: Ratings, path: pathlib.Path, number: int, record: dict, b
         key = _key(record[by_id], where, by_id)
         if key not in ratings.id_positions:
             raise MetaEvaluationError(f"{where}: {by_id} {key!r} is not in the ratings file {ratings.path}")
-        return ratings.id_positions[key]
+        position = ratings.id_positions[key]
+        found = record.get(TEXT_HASH)
+        if found is not None and found != text_hash(ratings.texts[position]):
+            raise MetaEvaluationError(
+                f"{where}: {by_id} {key!r} scored another text than line {ratings.lines[position]} of "
+                f"{ratings.path} ({TEXT_HASH} {found!r}); the ids do not name the same stories in both files"
+            )
+        return position
     index = record.get("index")
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(ratings.texts):
         raise MetaEvaluationError(

@@ -207,6 +207,22 @@ def test_a_generic_file_is_matched_by_id_and_its_score_is_its_one_numeric_field(
         read_scores(path, ratings, score_column="score")
 
 
+def test_a_row_matched_by_id_whose_text_hash_is_another_story_is_refused(tmp_path):
+    """Swapped ids, or another study's file reusing the ids, would pair scores with the wrong stories."""
+    ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows(id=list("abcde"))))
+    rows = [
+        {"id": key, score_file.TEXT_HASH: score_file.text_hash(text), "score": float(i)}
+        for i, (key, text) in enumerate(zip("abcde", TEXTS, strict=True))
+    ]
+    assert read_scores(write_jsonl(tmp_path / "g.jsonl", rows), ratings).scores.tolist() == [0, 1, 2, 3, 4]
+    rows[1]["id"], rows[3]["id"] = "d", "b"
+    swapped = write_jsonl(tmp_path / "swapped.jsonl", rows)
+    with pytest.raises(
+        MetaEvaluationError, match=r"swapped.jsonl:2: id 'd' scored another text than line 4 of .*r.jsonl"
+    ):
+        read_scores(swapped, ratings)
+
+
 def test_an_edited_score_row_and_the_same_file_twice_are_refused(tmp_path):
     ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
     path = write_score_file(tmp_path / "s.jsonl", TEXTS, [0.5] * 5)
