@@ -46,17 +46,38 @@ PROJECTION_ROUNDS = 10_000
 # Kendall's tau counted pair by pair up to this many pairs (n = 141), faster there than SciPy's
 # O(n log n) count with its per-call overhead; SciPy's above.
 PAIRS_AT_ONCE = 10_000
+# Two pairs' score differences closer than this times the largest |score| are one candidate epsilon
+# of the tie calibration: they differ by rounding only.
+SAME_DIFFERENCE = 1e-12
 
 
 def _constant(values: np.ndarray) -> bool:
     return len(values) == 0 or bool(np.ptp(values) == 0)
 
 
+def unit_scaled(values: np.ndarray) -> np.ndarray:
+    """``values`` times the power of two that brings their largest magnitude into [0.5, 1): exact
+    (but for magnitudes some 300 decades below the largest), so that no sum or product of them
+    overflows or vanishes, whatever the scale of the scores (zeros stay zeros)."""
+    top = float(np.abs(values).max()) if len(values) else 0.0
+    if top == 0 or not math.isfinite(top):
+        return values
+    return np.ldexp(values, -math.frexp(top)[1])
+
+
+def _centred(values: np.ndarray) -> np.ndarray:
+    """``values`` less their mean, divided by the largest deviation (the largest is 1 in magnitude)."""
+    deviations = unit_scaled(values)
+    deviations = deviations - deviations.mean()
+    return deviations / np.abs(deviations).max()
+
+
 def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson's r; NaN below ``MIN_ITEMS`` items or when a side is constant."""
+    """Pearson's r; NaN below ``MIN_ITEMS`` items or when a side is constant. Computed on
+    deviations divided by the largest (:func:`_centred`): the same at any scale of either side."""
     if len(x) < MIN_ITEMS or _constant(x) or _constant(y):
         return math.nan
-    dx, dy = x - x.mean(), y - y.mean()
+    dx, dy = _centred(x), _centred(y)
     value = float(dx @ dy / math.sqrt(float(dx @ dx) * float(dy @ dy)))
     return max(-1.0, min(1.0, value))
 
@@ -127,6 +148,7 @@ def group_means(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
 def system_level(correlation: Callable[[np.ndarray, np.ndarray], float]) -> Figure:
     def figure(metric, human, systems, groups) -> float:
         present = np.bincount(systems) > 0
+        metric, human = unit_scaled(metric), unit_scaled(human)  # sums that cannot overflow
         return correlation(group_means(metric, systems)[present], group_means(human, systems)[present])
 
     return figure
@@ -170,7 +192,7 @@ def additive_parts(values: np.ndarray, factors: Sequence[np.ndarray]) -> tuple[l
     projections: each factor's level means removed in turn until nothing moves."""
     left = values - values.mean()
     parts = [np.zeros(len(values)) for _ in factors]
-    scale = max(float(np.abs(left).max()) if len(left) else 0.0, 1.0)
+    scale = float(np.abs(left).max()) if len(left) else 0.0  # relative: the same rounds at any scale
     for _ in range(PROJECTION_ROUNDS):
         moved = 0.0
         for part, codes in zip(parts, factors, strict=True):
@@ -193,10 +215,11 @@ def residual_pearson(metric: np.ndarray, human: np.ndarray, systems, groups) -> 
     if len(metric) < MIN_ITEMS:
         return math.nan
     factors = [codes for codes in (systems, groups) if codes is not None]
+    metric, human = unit_scaled(metric), unit_scaled(human)
     left_metric, left_human = residuals(metric, factors), residuals(human, factors)
-    scale = max(float(np.abs(metric).max()), float(np.abs(human).max()), 1.0)
-    if min(np.abs(left_metric).max(), np.abs(left_human).max()) <= 1e-9 * scale:
-        return math.nan  # nothing left inside the cells: the factors explain every item
+    for values, left in ((metric, left_metric), (human, left_human)):
+        if np.abs(left).max() <= 1e-9 * np.abs(values).max():
+            return math.nan  # nothing left inside the cells: the factors explain every item
     return pearson(left_metric, left_human)
 
 
@@ -224,14 +247,18 @@ def pairwise_accuracies(metric: np.ndarray, human: np.ndarray) -> tuple[float, f
     size, difference, human_sign = size[order], difference[order], human_sign[order]
     tied_human = np.cumsum(human_sign == 0)
     alike_before = np.cumsum((np.sign(difference) == human_sign) & (human_sign != 0))
-    ends = np.flatnonzero(np.r_[size[1:] != size[:-1], True])  # last pair of each distinct |difference|
+    raw = alike_before[-1] + np.count_nonzero((size == 0) & (human_sign == 0))
+    # The last pair of each distinct |difference|, those apart by rounding only being one: 0.3 - 0.1
+    # and 0.5 - 0.3 differ in their last bits, and differently at another scale of the scores.
+    rounding = SAME_DIFFERENCE * float(np.abs(metric).max())
+    ends = np.flatnonzero(np.r_[size[1:] - size[:-1] > rounding, True])
     correct = tied_human[ends] + (alike_before[-1] - alike_before[ends])
     if size[0] > 0:  # epsilon 0 ties nothing: the accuracy without metric ties is a candidate too
         ends = np.r_[-1, ends]
         correct = np.r_[alike_before[-1], correct]
     best = int(np.argmax(correct))
     epsilon = 0.0 if ends[best] < 0 else float(size[ends[best]])
-    return float(correct[0] / len(difference)), float(correct[best] / len(difference)), epsilon
+    return float(raw / len(difference)), float(correct[best] / len(difference)), epsilon
 
 
 def pairwise_accuracy(metric: np.ndarray, human: np.ndarray, systems=None, groups=None) -> float:

@@ -135,7 +135,8 @@ def interval_of(estimate: float, samples: np.ndarray, confidence: float) -> Esti
 
 
 def standardised(values: np.ndarray) -> np.ndarray:
-    """``values`` as z-scores (a constant metric stays at 0)."""
+    """``values`` as z-scores (a constant metric stays at 0), at any scale of ``values``."""
+    values = meta_figures.unit_scaled(values)
     spread = values.std()
     return (values - values.mean()) / (spread if spread > 0 else 1.0)
 

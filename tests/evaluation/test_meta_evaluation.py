@@ -13,8 +13,13 @@ from scipy import stats
 
 from story_quality import score_file
 from story_quality.evaluation import correlation, meta_figures
-from story_quality.evaluation.meta_evaluation import meta_evaluate, meta_evaluate_files
-from story_quality.evaluation.meta_reading import MetaEvaluationError, MetricScores, read_ratings
+from story_quality.evaluation.meta_evaluation import PairFigure, meta_evaluate, meta_evaluate_files
+from story_quality.evaluation.meta_reading import (
+    MetaEvaluationError,
+    MetricScores,
+    read_all_scores,
+    read_ratings,
+)
 from story_quality.evaluation.meta_statistics import Design, permutation_test
 
 SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
@@ -146,6 +151,28 @@ def test_data_without_systems_or_groups_gives_the_pooled_figures_only(tmp_path):
     ]
     assert json.loads(json.dumps(result.to_dict(), allow_nan=False))["baselines"][1]["figures"]["pooled.pearson"][
         "estimate"] is None  # every story has the same distinct 3-gram ratio: undefined  # fmt: skip
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e-200, 1e9, 1e-9])
+def test_scores_scaled_by_any_factor_give_the_same_figures_intervals_and_tests(tmp_path, scale):
+    ratings_path, paths = story_set(tmp_path, seed=6)
+    ratings = read_ratings(ratings_path)
+    metrics = read_all_scores(paths[:2], ratings, "id", None)
+    expected = meta_evaluate(ratings, metrics, resamples=40)
+    metrics[0].scores = metrics[0].scores * scale
+    found = meta_evaluate(ratings, metrics, resamples=40)
+    for mine, theirs in ((found.metrics[0], expected.metrics[0]), (found.pairs[0], expected.pairs[0])):
+        for name in expected.figures:
+            one, other = mine.figures[name], theirs.figures[name]
+            if isinstance(one, PairFigure):
+                assert one.p_permutation == pytest.approx(other.p_permutation, nan_ok=True)
+                one, other = one.difference, other.difference
+            assert [one.estimate, one.low, one.high] == pytest.approx(
+                [other.estimate, other.low, other.high], abs=1e-9, nan_ok=True
+            ), name
+    assert expected.metrics[0].figures["residual.pearson"].estimate == pytest.approx(
+        found.metrics[0].figures["residual.pearson"].estimate, abs=1e-9
+    )
 
 
 def test_too_few_items_and_bad_settings_are_refused(tmp_path):

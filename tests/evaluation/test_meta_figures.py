@@ -161,6 +161,20 @@ def test_constant_or_tiny_inputs_give_nan_not_an_error():
         assert math.isnan(meta_figures.compute(np.ones(2), human[:2], None, None, [name])[0])
 
 
+@pytest.mark.parametrize("scale", [1e155, 1e-200, 1e9, 1e-9])
+def test_every_figure_is_the_same_on_scores_or_ratings_scaled_by_any_factor(scale):
+    """A correlation does not depend on the scale: no product of scaled values may overflow or vanish."""
+    metric, human, system, group = design(5, drop=7)
+    names = meta_figures.available_figures(True, True)
+    expected = meta_figures.compute(metric, human, system, group, names)
+    assert np.isfinite(expected).all()
+    for found in (
+        meta_figures.compute(metric * scale, human, system, group, names),
+        meta_figures.compute(metric, human * scale, system, group, names),
+    ):
+        np.testing.assert_allclose(found, expected, rtol=0, atol=1e-9)
+
+
 def test_baselines_length_distinct_trigrams_and_oracles():
     texts = ["a b c a b c", "one two", "x y z w", "the cat the cat the cat", "The cat the cat"]
     assert meta_figures.length_scores(texts).tolist() == [len(text.split()) for text in texts]
