@@ -64,12 +64,12 @@ from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path,
 from benchmarks.random_models import gruen_models  # noqa: E402
 from benchmarks.shared_data import ROC_REFERENCE_STORIES  # noqa: E402
 from story_quality import metric_path  # noqa: E402
-from story_quality.arithmetic import autocast, bf16_refusal, check_precision  # noqa: E402
 from story_quality.bert_forward.onednn_products import (  # noqa: E402
     fp32_library,
     kept_fp32_library,
     onednn_refusal,
 )
+from story_quality.precision import autocast, bf16_refusal, check_precision  # noqa: E402
 
 
 def _table_edit_distance(a: str, b: str) -> int:

@@ -50,9 +50,9 @@ import transformers  # noqa: E402
 from benchmarks.machine import Peak, describe_machine, minilm_path, peaks_beside, timed  # noqa: E402
 from benchmarks.shared_data import ROC_REFERENCE_STORIES  # noqa: E402
 from story_quality import metric_path  # noqa: E402
-from story_quality.arithmetic import PRECISIONS, bf16_refusal  # noqa: E402
 from story_quality.bert_forward.classifier import supports_fast_path  # noqa: E402
 from story_quality.bert_forward.onednn_products import onednn_products, onednn_refusal  # noqa: E402
+from story_quality.precision import PRECISIONS, bf16_refusal  # noqa: E402
 from story_quality.union.checkpoints import SHIPPED_DEFAULT, shipped_default_dir  # noqa: E402
 from story_quality.union.normalization import CONFIG_KEY, ROC_STORIES  # noqa: E402
 

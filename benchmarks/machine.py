@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import torch
 
-from story_quality.arithmetic import cpu_name
+from story_quality.machine_choices import cpu_name
 
 T = TypeVar("T")
 

@@ -59,11 +59,11 @@ import numpy as np  # noqa: E402
 from benchmarks.dev_split import roc_stories, wp_rows  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
-from story_quality.arithmetic import PRECISIONS  # noqa: E402
 from story_quality.evaluation import meta_figures  # noqa: E402
 from story_quality.evaluation.annotations import read_annotations  # noqa: E402
 from story_quality.evaluation.correlation import METHODS  # noqa: E402
 from story_quality.evaluation.meta_statistics import Design, rater_ceiling  # noqa: E402
+from story_quality.precision import PRECISIONS  # noqa: E402
 from story_quality.training.corpora import writing_prompts_segments, writing_prompts_text  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402

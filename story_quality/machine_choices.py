@@ -6,6 +6,7 @@ measured for (the CPU, the torch version, the thread count...): a later process 
 another key measures anew. What a kept value means is its user's (a choice, timings). The folder is ``$STORY_QUALITY_CACHE``, else ``$XDG_CACHE_HOME/story_quality``,
 else ``~/.cache/story_quality``; delete a file there to measure again. A folder that cannot be
 read or written costs nothing but the measurement: the choice is then made in each process.
+:func:`cpu_name` is this machine's CPU by name, the first fact a key holds.
 """
 
 from __future__ import annotations
@@ -13,10 +14,20 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import platform
 import tempfile
 from typing import Any
 
 CACHE_VARIABLE = "STORY_QUALITY_CACHE"
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` says)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def cache_folder() -> pathlib.Path:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy
 
-from story_quality.arithmetic import PRECISIONS
+from story_quality.precision import PRECISIONS
 from story_quality.warning_origin import user_stacklevel
 
 
@@ -233,7 +233,7 @@ DEVICE = Option(
     "where to run: cpu, cuda, cuda:1 ...",
     default_text="the first GPU, else the CPU",
 )
-# The arithmetic: both metrics take it alike (story_quality.arithmetic).
+# The arithmetic: both metrics take it alike (story_quality.precision).
 PRECISION = Option(
     "precision",
     "choice",

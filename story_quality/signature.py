@@ -13,22 +13,13 @@ read back: the scorers format it, the human scale and ``compare`` parse it.
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 from collections.abc import Mapping
 
-from story_quality.arithmetic import SIGNATURE_LABELS
+from story_quality.precision import SIGNATURE_LABELS
+from story_quality.versions import package_version
 
-DISTRIBUTION = "story-quality-metrics"
 SEPARATOR = "|"
 _VERSION_PREFIX = "v"
-
-
-def package_version() -> str:
-    """The installed version of this project (``0+unknown`` when it is not installed)."""
-    try:
-        return importlib.metadata.version(DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 class SignatureError(ValueError):

@@ -4,7 +4,8 @@ As ``transformers``' own ``check_min_version`` does for its examples: the librar
 before it relies on a newer API (``from_pretrained(dtype=...)``, transformers 5's tokenizers and
 the sentence-order head GRUEN's structure score reads), so an old install fails at once with
 the package and the command that fixes it. CI installs exactly these versions in a second
-environment and runs the fast suite against them.
+environment and runs the fast suite against them. :func:`package_version` is this project's own
+installed version, as every signature names it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import importlib.metadata
 
 from packaging.version import Version
 
+# This project's name on a package index.
+DISTRIBUTION = "story-quality-metrics"
 MINIMUM_VERSIONS = {
     "transformers": "5.6.0",
     "datasets": "4.0.0",
@@ -20,6 +23,14 @@ MINIMUM_VERSIONS = {
     "accelerate": "1.0.0",
     "torch": "2.4.0",
 }
+
+
+def package_version() -> str:
+    """The installed version of this project (``0+unknown`` when it is not installed)."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
 def meets_floor(installed: str, floor: str) -> bool:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from story_quality import machine_choices
-from story_quality.machine_choices import cache_folder, keep_choice, kept_choice
+from story_quality.machine_choices import cache_folder, cpu_name, keep_choice, kept_choice
 
 
 @pytest.fixture
@@ -49,3 +49,7 @@ def test_a_failed_write_leaves_the_kept_file_whole(folder, monkeypatch):
     keep_choice("library", "cpu B", "torch")  # ignored
     assert json.loads((folder / "library.json").read_text()) == {"cpu A": "onednn"}
     assert [p.name for p in folder.iterdir()] == ["library.json"]
+
+
+def test_the_cpu_is_named():
+    assert cpu_name().strip()

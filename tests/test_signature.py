@@ -15,8 +15,9 @@ from tiny_models import save_union_checkpoint
 
 from story_quality.checkpoints.files import checkpoint_sha256
 from story_quality.checkpoints.reference import CheckpointReference
-from story_quality.signature import Signature, SignatureError, package_version
+from story_quality.signature import Signature, SignatureError
 from story_quality.union.normalization import NAMES_SHA256, ROC_STORIES
+from story_quality.versions import package_version
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 STORY = "Ken went to the store. He bought milk. He went home happy."

@@ -54,9 +54,8 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 from torch.utils.weak import WeakIdKeyDictionary
 
-from story_quality.arithmetic import cpu_name
-from story_quality.machine_choices import keep_choice, kept_choice
-from story_quality.signature import package_version
+from story_quality.machine_choices import cpu_name, keep_choice, kept_choice
+from story_quality.versions import package_version
 
 # Per thread, as torch keeps its function modes: the packed layers' own products follow the flag,
 # the models' ``F.linear`` the mode, and the two must agree.

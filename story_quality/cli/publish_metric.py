@@ -32,7 +32,7 @@ from story_quality import __version__, metric_path
 from story_quality.cli.errors import UsageError
 from story_quality.registry import METRICS
 from story_quality.score_file.claim import refuse_unusable_name
-from story_quality.signature import DISTRIBUTION
+from story_quality.versions import DISTRIBUTION
 
 # The Hub id the cards and app.py name; a Space published elsewhere gets its own id written in.
 HUB_NAMESPACE = "story-quality-metrics"

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 import torch
 
-from story_quality.arithmetic import autocast
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen.coherence import coherence_scores
 from story_quality.gruen.focus import content_pieces, focus_score
@@ -27,6 +26,7 @@ from story_quality.gruen.grammaticality import (
 from story_quality.gruen.loading import ModelCache
 from story_quality.gruen.redundancy import redundancy_score
 from story_quality.gruen.tokenization import encode_words
+from story_quality.precision import autocast
 
 
 def per_text_means(values: Sequence[float], texts: Sequence[Sequence[str]]) -> list[float | None]:

@@ -19,7 +19,6 @@ import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from story_quality import arithmetic
 from story_quality.checkpoints.reference import hash_ahead
 from story_quality.collection_pause import collector_paused
 from story_quality.gruen.aspects import AspectScorer
@@ -27,6 +26,7 @@ from story_quality.gruen.checkpoints import COLA_CHECKPOINT, LM_CHECKPOINT, SOP_
 from story_quality.gruen.loading import ModelCache
 from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS, GruenModels
 from story_quality.gruen.sentences import text_to_sentences
+from story_quality.precision import SIGNATURE_LABELS, check_precision
 from story_quality.signature import Signature
 from story_quality.text_checks import check_texts, has_word, unknown_shares, warn_unread_texts
 
@@ -98,7 +98,7 @@ class GruenScorer:
             *(f"{role}:{checkpoint.label()}" for role, checkpoint in self._signed(coherence)),
             f"lm_scoring:{lm_scoring}",
             f"coherence:{'on' if coherence else 'off'}",
-            arithmetic.SIGNATURE_LABELS[precision],
+            SIGNATURE_LABELS[precision],
         )
 
     def _signed(self, coherence: bool) -> list[tuple[str, CheckpointReference]]:
@@ -118,7 +118,7 @@ class GruenScorer:
                 f"score() takes no {models[0]!r}: the models are the scorer's (GruenScorer(...))."
             )
         checked = GRUEN_OPTIONS.check(options, caller="score()", leave_out=MODEL_OPTIONS)
-        checked["precision"] = arithmetic.check_precision(checked["precision"], checked["device"])
+        checked["precision"] = check_precision(checked["precision"], checked["device"])
         # Strings only (blank ones score 0); a lone surrogate is not text.
         texts = check_texts(texts, surrogates=False, allow_blank=True)
         # After the fp32 library's timing, which a hashing thread would disturb.

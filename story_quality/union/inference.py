@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import torch
 
-from story_quality.arithmetic import autocast
 from story_quality.batching import length_sorted_batches, pad_batch
+from story_quality.precision import autocast
 from story_quality.union.encoding import Encoded
 
 
@@ -30,7 +30,7 @@ def class_probabilities(
     """P(label) for every encoded text, in input order.
 
     ``logits_fn(input_ids, attention_mask)`` returns the classifier's logits, run in ``precision``
-    (:mod:`story_quality.arithmetic`); ``progress`` wraps the batch iterator.
+    (:mod:`story_quality.precision`); ``progress`` wraps the batch iterator.
     """
     lengths = [len(r) for r in encoded.input_ids]
     batches = list(length_sorted_batches(lengths, batch_size))

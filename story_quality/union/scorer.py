@@ -22,13 +22,13 @@ from typing import Any
 
 import torch
 
-from story_quality import arithmetic
 from story_quality.batching import progress
 from story_quality.bert_forward.classifier import BertClassifierFastPath, supports_fast_path
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.collection_pause import collector_paused
 from story_quality.model_window import model_window
 from story_quality.options import check_window
+from story_quality.precision import SIGNATURE_LABELS, check_precision
 from story_quality.signature import Signature, normalization_label
 from story_quality.text_checks import check_texts, warn_unread_texts
 from story_quality.union.checkpoints import SHIPPED_DEFAULT, is_config_name, resolve_checkpoint
@@ -103,7 +103,7 @@ class UnionScorer:
         resolved = {
             "window": model_window(self.tokenizer, self.model.config, window),
             "long_stories": checked["long_stories"] or self.long_stories,
-            "precision": arithmetic.check_precision(checked["precision"], checked["device"]),
+            "precision": check_precision(checked["precision"], checked["device"]),
             "num_workers": (
                 default_workers(checked["device"].type)
                 if checked["num_workers"] is None
@@ -120,7 +120,7 @@ class UnionScorer:
             f"norm:{normalization_label(self.normalization.to_dict())}",
             f"window:{call.window}",
             f"long:{call.long_stories}",
-            arithmetic.SIGNATURE_LABELS[call.precision],
+            SIGNATURE_LABELS[call.precision],
         )
 
     @UNION_OPTIONS.keywords

@@ -10,7 +10,7 @@ import pytest
 from tiny_models import save_union_checkpoint
 
 from benchmarks import union_dev_suite
-from story_quality import arithmetic
+from story_quality import precision
 from story_quality.evaluation.correlation import METHODS, correlate
 from story_quality.union import UnionScorer
 from story_quality.union.normalization import ROC_STORIES
@@ -55,7 +55,7 @@ def test_a_checkpoint_folder_is_scored_on_rated_and_paired_sets(tmp_path, monkey
 
 def test_the_suite_scores_in_the_precision_it_is_given(tmp_path, monkeypatch):
     checkpoint = save_union_checkpoint(tmp_path / "tiny", normalization=ROC_STORIES.to_dict(), max_length=48)
-    monkeypatch.setattr(arithmetic, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
     for chosen in ("fp32", "bf16"):
         read = union_dev_suite.member_scorer(str(checkpoint), 2, None, None, chosen)
         direct = UnionScorer(str(checkpoint)).score(STORIES, batch_size=2, precision=chosen).scores

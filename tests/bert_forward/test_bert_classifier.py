@@ -7,7 +7,6 @@ import torch
 import transformers
 from tiny_models import bert_config
 
-from story_quality.arithmetic import autocast
 from story_quality.batching import pad_batch
 from story_quality.bert_forward import packed_layers
 from story_quality.bert_forward.classifier import (
@@ -17,6 +16,7 @@ from story_quality.bert_forward.classifier import (
 )
 from story_quality.bert_forward.onednn_products import onednn_refusal
 from story_quality.bert_forward.packed_layers import packs
+from story_quality.precision import autocast
 
 
 @pytest.fixture

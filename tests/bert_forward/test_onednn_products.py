@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from story_quality import arithmetic, machine_choices
+from story_quality import machine_choices, precision
 from story_quality.bert_forward import onednn_products
 from story_quality.bert_forward.onednn_products import onednn_active, onednn_linear
 from story_quality.bert_forward.onednn_products import onednn_products as products
@@ -124,20 +124,20 @@ def test_it_is_refused_off_the_cpu_and_without_onednn_by_name(monkeypatch):
     with pytest.raises(
         ValueError, match=r'precision="fp32-onednn" is refused: .* not cuda\. Use precision="fp32"'
     ):
-        arithmetic.check_precision("fp32-onednn", torch.device("cuda"))
-    assert arithmetic.check_precision("fp32-onednn", torch.device("cpu")) == "fp32-onednn"
+        precision.check_precision("fp32-onednn", torch.device("cuda"))
+    assert precision.check_precision("fp32-onednn", torch.device("cpu")) == "fp32-onednn"
     monkeypatch.setattr(torch.backends.mkldnn, "is_available", lambda: False)
     with pytest.raises(ValueError, match="has no oneDNN linear layer"):
-        arithmetic.check_precision("fp32-onednn", torch.device("cpu"))
+        precision.check_precision("fp32-onednn", torch.device("cpu"))
     monkeypatch.setattr(onednn_products.platform, "machine", lambda: "aarch64")
     with pytest.raises(ValueError, match="measured on x86 CPUs only, not on aarch64"):
-        arithmetic.check_precision("fp32-onednn", torch.device("cpu"))
+        precision.check_precision("fp32-onednn", torch.device("cpu"))
 
 
 def test_the_precision_context_is_the_onednn_one():
-    with arithmetic.autocast("fp32-onednn", torch.device("cpu")):
+    with precision.autocast("fp32-onednn", torch.device("cpu")):
         assert onednn_active()
-    with arithmetic.autocast("fp32", torch.device("cpu")):
+    with precision.autocast("fp32", torch.device("cpu")):
         assert not onednn_active()
 
 
@@ -245,10 +245,10 @@ def timed(monkeypatch, tmp_path):
 def test_fp32_takes_onednn_only_where_it_is_clearly_faster(timed, seconds, expected):
     given, calls = timed
     given(seconds)
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == expected
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == expected
+    assert precision.check_precision("fp32", torch.device("cpu")) == expected
+    assert precision.check_precision("fp32", torch.device("cpu")) == expected
     assert calls == [torch.get_num_threads()], "timed once per thread count"
-    assert arithmetic.check_precision("fp32", torch.device("cuda")) == "fp32"  # a GPU keeps its own
+    assert precision.check_precision("fp32", torch.device("cuda")) == "fp32"  # a GPU keeps its own
 
 
 def test_the_timing_is_taken_anew_at_another_thread_count(timed):
@@ -256,9 +256,9 @@ def test_the_timing_is_taken_anew_at_another_thread_count(timed):
     given((1.0, 0.5))
     threads = torch.get_num_threads()
     try:
-        arithmetic.check_precision("fp32", torch.device("cpu"))
+        precision.check_precision("fp32", torch.device("cpu"))
         torch.set_num_threads(1 if threads > 1 else 2)
-        arithmetic.check_precision("fp32", torch.device("cpu"))
+        precision.check_precision("fp32", torch.device("cpu"))
     finally:
         torch.set_num_threads(threads)
     assert len(calls) == 2 and calls[0] != calls[1]
@@ -274,25 +274,25 @@ def test_the_first_processes_add_their_best_timings_and_later_ones_read_the_sett
     given, calls = timed
     threads = torch.get_num_threads()
     given((1.0, 0.95))  # one process's timing: oneDNN within the margin
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32"
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32"
     assert onednn_products.kept_fp32_library(threads) is None  # not settled yet
     _new_process()
     given((1.2, 0.7))  # another: the bests so far are 1.0 against 0.7
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
     for _ in range(onednn_products.PROBES_KEPT - 2):
         _new_process()
         given((0.9, 2.0))  # a slow spell of oneDNN's: its best stays 0.7
-        assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
+        assert precision.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
     assert len(calls) == onednn_products.PROBES_KEPT
     assert onednn_products.kept_fp32_library(threads) == "onednn"
     _new_process()
     given((0.1, 5.0))  # would choose torch's BLAS, but no process times any more
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
     assert len(calls) == onednn_products.PROBES_KEPT
     assert list((tmp_path / "cache").iterdir()) == [tmp_path / "cache" / "fp32-library.json"]
     _new_process()  # another release of this package times anew
     monkeypatch.setattr(onednn_products, "package_version", lambda: "99.0")
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32"
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32"
     assert len(calls) == onednn_products.PROBES_KEPT + 1
 
 
@@ -309,7 +309,7 @@ def test_damaged_or_unknown_kept_timings_are_timed_again_and_replaced(timed, tmp
     kept_file = tmp_path / "cache" / "fp32-library.json"
     key = onednn_products._choice_key(torch.get_num_threads())
     kept_file.write_text(kept if kept.startswith('{"a"') else f'{{"{key}": {kept}}}')
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn" and len(calls) == 1
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32-onednn" and len(calls) == 1
     assert json.loads(kept_file.read_text()) == {key: {"torch": 1.0, "onednn": 0.5, "probes": 1}}
 
 
@@ -318,20 +318,20 @@ def test_a_cache_that_cannot_be_written_still_chooses(timed, tmp_path, monkeypat
     given((1.0, 0.5))
     (tmp_path / "a-file").write_text("")
     monkeypatch.setenv(machine_choices.CACHE_VARIABLE, str(tmp_path / "a-file" / "cache"))
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn" and len(calls) == 1
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32-onednn" and len(calls) == 1
 
 
 def test_the_environment_pins_the_library_and_a_wrong_value_is_named(monkeypatch):
     monkeypatch.setenv(onednn_products.FP32_LIBRARY_VARIABLE, "onednn")
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32-onednn"
     monkeypatch.setenv(onednn_products.FP32_LIBRARY_VARIABLE, "torch")
-    assert arithmetic.check_precision("fp32", torch.device("cpu")) == "fp32"
+    assert precision.check_precision("fp32", torch.device("cpu")) == "fp32"
     monkeypatch.setenv(onednn_products.FP32_LIBRARY_VARIABLE, "mkl")
     with pytest.raises(
         ValueError, match=r"STORY_QUALITY_FP32_LIBRARY must be one of \['torch', 'onednn'\], got 'mkl'"
     ):
-        arithmetic.check_precision("fp32", torch.device("cpu"))
+        precision.check_precision("fp32", torch.device("cpu"))
 
 
 def test_the_real_timing_gives_two_positive_times_and_a_library():

@@ -8,7 +8,6 @@ import torch.nn.functional as F
 import transformers
 from tiny_models import bert_config
 
-from story_quality.arithmetic import autocast
 from story_quality.batching import pad_batch
 from story_quality.bert_forward import onednn_products, packed_layers
 from story_quality.bert_forward.onednn_products import onednn_refusal
@@ -18,6 +17,7 @@ from story_quality.bert_forward.packed_layers import (
     last_hidden_rows,
     supports_bert_layers,
 )
+from story_quality.precision import autocast
 
 
 def token_rows(lengths: list[int]) -> list[list[int]]:

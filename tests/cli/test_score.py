@@ -25,7 +25,7 @@ from score_inputs import (  # noqa: F401 (union_checkpoint and compute_result ar
     write_input,
 )
 
-from story_quality import arithmetic, cli, score_file
+from story_quality import cli, precision, score_file
 from story_quality.cli import score as score_command
 
 
@@ -130,7 +130,7 @@ def test_long_stories_reaches_the_metric_and_its_signature(tmp_path, checkpoint)
 
 
 def test_precision_reaches_the_metric_and_its_signature(tmp_path, checkpoint, monkeypatch):
-    monkeypatch.setattr(arithmetic, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
     source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
     assert run_cli(*union_args(source, output, checkpoint), "--precision", "bf16") == 0
     fast = evaluate.load(str(REPO / "metrics" / "union"), str(checkpoint)).compute(

@@ -11,7 +11,7 @@ import torch
 import transformers
 from gruen_models import save_all
 
-from story_quality import arithmetic, metric_path
+from story_quality import metric_path, precision
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.gruen import GruenScorer
 from story_quality.gruen.checkpoints import COLA_CHECKPOINT, COLA_REVISION
@@ -92,7 +92,7 @@ def test_fp32_onednn_runs_every_model_product_through_onednn_and_says_so(paths, 
 def test_bf16_runs_all_three_models_in_autocast_and_says_so(paths, monkeypatch):
     scorer = GruenScorer(**paths)
     exact = scorer.score(TEXTS, coherence=True)
-    monkeypatch.setattr(arithmetic, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
     fast = scorer.score(TEXTS, coherence=True, precision="bf16")
     assert fast.signature == exact.signature.replace("|fp32", "|bf16-autocast")
     assert fast.redundancy == exact.redundancy and fast.focus == exact.focus  # no model products
@@ -104,6 +104,6 @@ def test_bf16_runs_all_three_models_in_autocast_and_says_so(paths, monkeypatch):
     ]
     assert any(moved[:3]) and any(moved[4:7])  # grammaticality (LM, CoLA) and sentence order
     assert fast.scores == pytest.approx(exact.scores, abs=0.05)
-    monkeypatch.setattr(arithmetic, "cpu_has_bf16", lambda: False)
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: False)
     with pytest.raises(ValueError, match='precision="bf16" is refused'):
         scorer.score(TEXTS, precision="bf16")

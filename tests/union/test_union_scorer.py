@@ -9,7 +9,7 @@ import evaluate
 import pytest
 from tiny_models import save_union_checkpoint
 
-from story_quality import arithmetic, metric_path
+from story_quality import metric_path, precision
 from story_quality.union import UnionResult, UnionScorer
 from story_quality.union.normalization import ROC_STORIES
 
@@ -107,7 +107,7 @@ def test_warnings_point_at_the_callers_line_either_way_in(checkpoint, scorer, th
 def test_bf16_is_autocast_recorded_in_the_signature_and_fp32_is_the_default(checkpoint, scorer, monkeypatch):
     exact = scorer.score(STORIES)
     assert scorer.score(STORIES, precision="fp32") == exact and exact.signature.endswith("|fp32")
-    monkeypatch.setattr(arithmetic, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # emulated where the CPU lacks it
     metric = evaluate.load(metric_path("union"), str(checkpoint))
     fast = metric.compute(predictions=STORIES, precision="bf16")
     assert fast["signature"] == exact.signature.replace("|fp32", "|bf16-autocast")
@@ -129,7 +129,7 @@ def test_fp32_onednn_multiplies_through_onednn_and_says_so(checkpoint, scorer, o
 
 
 def test_a_cpu_without_bf16_refuses_it_before_any_story_is_read(scorer, monkeypatch):
-    monkeypatch.setattr(arithmetic, "cpu_has_bf16", lambda: False)
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: False)
     monkeypatch.setattr(scorer, "logits_fn", lambda *args: pytest.fail("a story was scored"))
     with pytest.raises(ValueError, match=r'precision="bf16" is refused: this CPU \('):
         scorer.score(STORIES, precision="bf16")

@@ -1,5 +1,5 @@
-"""The arithmetic a metric scores in: ``fp32`` (the default), ``fp32-onednn`` on a CPU, or ``bf16``
-autocast where the hardware has it.
+"""The ``precision`` option, the arithmetic a metric scores in: ``fp32`` (the default),
+``fp32-onednn`` on a CPU, or ``bf16`` autocast where the hardware has it.
 
 ``fp32`` multiplies on a CPU with the faster of torch's BLAS and oneDNN, timed by a machine's first
 processes and kept (:func:`story_quality.bert_forward.onednn_products.fp32_library`);
@@ -18,8 +18,9 @@ it is refused by name. The signature records the precision a score was computed 
 from __future__ import annotations
 
 import contextlib
-import platform
 from typing import TYPE_CHECKING
+
+from story_quality.machine_choices import cpu_name
 
 if TYPE_CHECKING:
     import torch
@@ -27,15 +28,6 @@ if TYPE_CHECKING:
 PRECISIONS = ("fp32", "fp32-onednn", "bf16")
 # How each precision is written in a signature (``bf16-autocast`` is what GPU scores always said).
 SIGNATURE_LABELS = {"fp32": "fp32", "fp32-onednn": "fp32-onednn", "bf16": "bf16-autocast"}
-
-
-def cpu_name() -> str:
-    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` says)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def cpu_has_bf16() -> bool:
