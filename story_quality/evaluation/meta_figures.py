@@ -231,15 +231,24 @@ def upper_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return first, second
 
 
-def _pair_signs(metric: np.ndarray, human: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _pair_signs(
+    metric: np.ndarray, human: np.ndarray, items: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
     first, second = upper_pairs(len(metric))
+    if items is not None:  # a story drawn twice by a bootstrap is no pair of stories
+        other = items[first] != items[second]
+        first, second = first[other], second[other]
     return metric[first] - metric[second], np.sign(human[first] - human[second])
 
 
-def pairwise_accuracies(metric: np.ndarray, human: np.ndarray) -> tuple[float, float, float]:
+def pairwise_accuracies(
+    metric: np.ndarray, human: np.ndarray, items: np.ndarray | None = None
+) -> tuple[float, float, float]:
     """(raw acc23, tie-calibrated acc23, its epsilon), every candidate epsilon (0 and each distinct
-    |difference|) counted at once from the pairs sorted by |difference|."""
-    difference, human_sign = _pair_signs(metric, human)
+    |difference|) counted at once from the pairs sorted by |difference|. ``items``, each position's
+    story in a bootstrap resample, leaves out the pairs of a story's copies: tied on both sides,
+    they would count as agreement that the stories never gave."""
+    difference, human_sign = _pair_signs(metric, human, items)
     if len(difference) == 0:
         return math.nan, math.nan, math.nan
     size = np.abs(difference)
@@ -326,14 +335,16 @@ def compute(
     systems: np.ndarray | None,
     groups: np.ndarray | None,
     names: Sequence[str],
+    items: np.ndarray | None = None,
 ) -> np.ndarray:
     """The named figures of one metric's scores against the ratings, in the order named (both
-    pairwise accuracies from one count of the pairs)."""
+    pairwise accuracies from one count of the pairs). ``items`` names each position's story in a
+    bootstrap resample (see :func:`pairwise_accuracies`)."""
     pairwise = None
     found = []
     for name in names:
         if name in PAIRWISE:
-            pairwise = pairwise_accuracies(metric, human) if pairwise is None else pairwise
+            pairwise = pairwise_accuracies(metric, human, items) if pairwise is None else pairwise
             found.append(pairwise[PAIRWISE[name]])
         else:
             found.append(FIGURES[name][0](metric, human, systems, groups))

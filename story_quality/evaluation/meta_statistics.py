@@ -107,7 +107,7 @@ def bootstrap(
         part = design.subset(index)
         for k, (metric, human) in enumerate(zip(metrics, humans, strict=True)):
             found[trial, k] = meta_figures.compute(
-                metric[index], human[index], part.systems, part.groups, names
+                metric[index], human[index], part.systems, part.groups, names, items=index
             )
     return found
 
@@ -217,12 +217,18 @@ def rater_views(raters: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.nda
     return views
 
 
-def rater_ceiling(raters: np.ndarray, design: Design, names: Sequence[str]) -> np.ndarray:
-    """Every named figure of each rater against the others' mean, averaged over the raters."""
+def rater_ceiling(
+    raters: np.ndarray, design: Design, names: Sequence[str], items: np.ndarray | None = None
+) -> np.ndarray:
+    """Every named figure of each rater against the others' mean, averaged over the raters
+    (``items``: each row's story in a bootstrap resample, as :func:`meta_figures.compute` takes it)."""
     per_rater = []
     for where, own, others in rater_views(raters):
         part = design.subset(where)
-        per_rater.append(meta_figures.compute(own, others, part.systems, part.groups, names))
+        found = meta_figures.compute(
+            own, others, part.systems, part.groups, names, None if items is None else items[where]
+        )
+        per_rater.append(found)
     with np.errstate(invalid="ignore"):
         stacked = np.array(per_rater)
         defined = np.isfinite(stacked)
@@ -245,7 +251,7 @@ def bootstrap_ceiling(
     significance.check_seed(seed)
     found = np.full((resamples, len(names)), math.nan)
     for trial, index in enumerate(resample_indices(design, resamples, seed)):
-        found[trial] = rater_ceiling(raters[index], design.subset(index), names)
+        found[trial] = rater_ceiling(raters[index], design.subset(index), names, items=index)
         if step is not None:
             step()
     return found

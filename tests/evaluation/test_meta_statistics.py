@@ -61,6 +61,21 @@ def test_bootstrap_computes_each_metric_on_the_same_resamples():
             np.testing.assert_array_equal(found[trial, k], expected)
 
 
+@pytest.mark.parametrize("with_design", [False, True])
+def test_the_pairwise_accuracy_interval_of_constant_scores_holds_its_estimate(with_design):
+    """A story drawn twice is no pair of stories: its copies, tied on both sides, must not count as
+    agreement, or a constant metric's interval lies above its own estimate."""
+    human = np.round(np.random.default_rng(0).normal(size=40) * 10)
+    design = Design(human, np.arange(40) % 4, np.arange(40) // 4) if with_design else Design(human)
+    names = ["pairwise.accuracy", "pairwise.tie_calibrated"]
+    constant = np.ones(40)
+    point = meta_figures.compute(constant, human, design.systems, design.groups, names)
+    samples = bootstrap([constant], design, names, 200, seed=0)
+    for k in range(len(names)):
+        found = interval_of(float(point[k]), samples[:, 0, k], 0.95)
+        assert found.low <= found.estimate <= found.high, names[k]
+
+
 def test_interval_of_takes_significance_order_statistics_and_drops_undefined_resamples():
     samples = np.r_[np.arange(100.0), [math.nan] * 10]
     estimate = interval_of(50.0, samples, 0.9)
