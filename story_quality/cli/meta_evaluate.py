@@ -40,11 +40,10 @@ from story_quality.evaluation.meta_reading import MetaEvaluationError
 from story_quality.score_file.claim import check_folder, refuse_inputs, same_file
 from story_quality.score_file.rows import ScoreFileError
 
+# Written into every JSON report (under WRITTEN_BY) and every picture, so that a rerun may replace
+# its own report and picture and nothing else.
 COMMAND = "story-quality meta-evaluate"
-# Written into every JSON report, so that a rerun may replace its own report and nothing else.
 WRITTEN_BY = "written_by"
-# The picture carries the same name (see story_quality.cli.meta_plot).
-PLOT_SOFTWARE = COMMAND
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -121,7 +120,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     if args.json is not None:
         check_json_path(args.json, inputs)
     if args.plot is not None:
-        check_plot_path(args.plot, inputs, software=PLOT_SOFTWARE)
+        check_plot_path(args.plot, inputs, software=COMMAND)
     if args.json is not None and args.plot is not None and same_file(args.json, args.plot):
         raise MetaEvaluationError(f"--json and --plot name the same file {args.json}")
 
@@ -157,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         if args.plot is not None:
             from story_quality.cli.meta_plot import plot_meta_evaluation
 
-            plot_meta_evaluation(evaluation, args.plot)
+            plot_meta_evaluation(evaluation, args.plot, software=COMMAND)
             print(f"picture: {args.plot}", file=sys.stderr)
     except MetaEvaluationError as error:
         return report(COMMAND, str(error))

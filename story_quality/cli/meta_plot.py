@@ -14,7 +14,6 @@ import pathlib
 
 import numpy as np
 
-from story_quality.cli.meta_evaluate import PLOT_SOFTWARE
 from story_quality.cli.plot import PLOT_EXTRA
 from story_quality.evaluation.meta_evaluation import MetaEvaluation
 from story_quality.evaluation.meta_reading import MetaEvaluationError
@@ -62,8 +61,9 @@ def _panel(axes, evaluation: MetaEvaluation, k: int, rng: np.random.Generator) -
     axes.grid(alpha=0.3)
 
 
-def plot_meta_evaluation(evaluation: MetaEvaluation, path: str | pathlib.Path) -> None:
-    """One panel per metric: scores against ratings, one colour a system, the system means marked."""
+def plot_meta_evaluation(evaluation: MetaEvaluation, path: str | pathlib.Path, software: str) -> None:
+    """One panel per metric: scores against ratings, one colour a system, the system means marked;
+    ``software`` (the command that drew it) is written into the picture."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -88,4 +88,4 @@ def plot_meta_evaluation(evaluation: MetaEvaluation, path: str | pathlib.Path) -
         fontsize=9,
     )
     figure.tight_layout(rect=(0, 0.08 if evaluation.item_systems is not None else 0, 1, 0.97))
-    figure.savefig(path, dpi=120, metadata={"Software": PLOT_SOFTWARE})
+    figure.savefig(path, dpi=120, metadata={"Software": software})
