@@ -9,8 +9,9 @@ than its header (an unquoted comma), a quote that is never closed or stands insi
 field, a header naming a column twice, and a JSON object naming a key twice are refused, never
 read as a cut, merged or overwritten text.
 
-Lines end at ``\\n`` (or ``\\r\\n``) only: a form feed, U+2028 or U+2029 inside a story is part
-of that story, never a new row (``str.splitlines`` would split there, so it is never used).
+Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` (old Mac files) only: a form feed, U+2028 or U+2029
+inside a story is part of that story, never a new row (``str.splitlines`` would split there, so
+it is never used). A CSV file's records end at ``\\n`` or ``\\r\\n`` (a lone ``\\r`` is refused).
 A file is UTF-8 (a byte-order mark is dropped) or UTF-16 with its byte-order mark; a binary
 file, an empty one or a byte that is not UTF-8 is refused by name and line.
 """
@@ -23,6 +24,9 @@ import re
 from collections import Counter
 from typing import Any, NamedTuple
 
+# A line's end: Unix, Windows or old Mac (one end each, ``\\r\\n`` never two).
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END_BYTES = re.compile(rb"\r\n|\r|\n")
 # Local record files the readers here take, by extension.
 RECORD_SUFFIXES = (".txt", ".jsonl", ".json", ".csv")
 # What each command reads, named once here: ``score`` one text a row (a .json file, one array, is
@@ -69,7 +73,7 @@ def read_text_file(path: pathlib.Path) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
+        line = len(_LINE_END_BYTES.findall(data, 0, error.start)) + 1
         raise ValueError(
             f"{path}, line {line}: byte 0x{data[error.start]:02x} is not UTF-8; convert the file to UTF-8 "
             "(e.g. iconv -f latin1 -t utf-8)."
@@ -77,15 +81,15 @@ def read_text_file(path: pathlib.Path) -> str:
 
 
 def text_lines(text: str) -> list[str]:
-    """The lines of ``text``, split at ``\\n`` only, each without its ``\\n`` or ``\\r\\n``.
+    """The lines of ``text``, split at ``\\n``, ``\\r\\n`` or ``\\r`` only, each without its line end.
 
-    >>> text_lines("one\\r\\ntwo\\x0cstill two\\u2028and still\\n\\nfour\\n")
-    ['one', 'two\\x0cstill two\\u2028and still', '', 'four']
+    >>> text_lines("one\\r\\ntwo\\x0cstill two\\u2028and still\\n\\rfour\\rfive\\n")
+    ['one', 'two\\x0cstill two\\u2028and still', '', 'four', 'five']
     """
-    lines = text.split("\n")
+    lines = _LINE_END.split(text)
     if lines[-1] == "":
-        lines.pop()  # the file's final newline ends the last line; it does not start another
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+        lines.pop()  # the file's final line end ends the last line; it does not start another
+    return lines
 
 
 class _DuplicateKey(ValueError):

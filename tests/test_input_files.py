@@ -55,6 +55,20 @@ def test_rows_are_split_at_newlines_only_and_start_at_their_first_line(tmp_path,
     assert records.lines == lines
 
 
+def test_a_txt_file_with_old_mac_or_windows_line_ends_gives_the_same_texts_as_with_newlines(tmp_path):
+    texts = ["The cat sat.", "", "The dog ran home.", "Rain fell."]
+    expected = read_records(write(tmp_path / "unix.txt", "\n".join(texts) + "\n"))
+    assert [row["text"] for row in expected.rows] == texts and expected.lines == [1, 2, 3, 4]
+    for name, end in (("mac.txt", "\r"), ("windows.txt", "\r\n")):
+        found = read_records(write(tmp_path / name, end.join(texts) + end))
+        assert (found.rows, found.lines) == (expected.rows, expected.lines), name
+    three = read_records(write(tmp_path / "three.txt", "One.\rTwo.\rThree."))
+    assert [row["text"] for row in three.rows] == ["One.", "Two.", "Three."]
+    (tmp_path / "latin.txt").write_bytes(b"fine\rCaf\xe9\r")
+    with pytest.raises(ValueError, match=r"latin\.txt, line 2: byte 0xe9 is not UTF-8"):
+        read_records(tmp_path / "latin.txt")
+
+
 # (file name, content, the error's words)
 REFUSED_CASES = [
     ("bad.jsonl", '{"text": "one"}\n{"text": \n', r"bad\.jsonl:2: not valid JSON"),
