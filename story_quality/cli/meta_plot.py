@@ -15,8 +15,8 @@ import pathlib
 import numpy as np
 
 from story_quality.cli.plot import PLOT_EXTRA
-from story_quality.evaluation.meta_evaluation import MetaEvaluation
 from story_quality.evaluation.meta_reading import MetaEvaluationError
+from story_quality.evaluation.meta_report import MetaEvaluation
 from story_quality.evaluation.meta_statistics import Estimate
 
 COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",

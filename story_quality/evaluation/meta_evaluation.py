@@ -21,12 +21,11 @@ import itertools
 import math
 import pathlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from story_quality.evaluation import correlation, meta_figures, meta_report, significance
+from story_quality.evaluation import correlation, meta_figures, significance
 from story_quality.evaluation.meta_reading import (
     MetaEvaluationError,
     MetricScores,
@@ -34,9 +33,9 @@ from story_quality.evaluation.meta_reading import (
     read_all_scores,
     read_ratings,
 )
+from story_quality.evaluation.meta_report import MetaEvaluation, MetricResult, PairFigure, PairResult
 from story_quality.evaluation.meta_statistics import (
     Design,
-    Estimate,
     bootstrap,
     bootstrap_ceiling,
     interval_of,
@@ -46,68 +45,6 @@ from story_quality.evaluation.meta_statistics import (
 )  # fmt: skip
 
 CEILING = "raters (leave one out)"
-
-
-@dataclass
-class MetricResult:
-    """One metric's (or baseline's, or the raters') figures, by name, with their intervals."""
-
-    name: str
-    kind: str  # "metric", "baseline" or "ceiling"
-    figures: dict[str, Estimate]
-    epsilon: float = math.nan  # the tie calibration's epsilon, in the scores' units
-    source: str | None = None
-    signature: str | None = None
-    column: str | None = None
-    skipped: int = 0
-    rank: dict[str, int] = field(default_factory=dict)  # each figure's group, with more than two metrics
-
-
-@dataclass
-class PairFigure:
-    difference: Estimate
-    p_permutation: float
-    p_williams: float | None = None
-
-
-@dataclass
-class PairResult:
-    a: str
-    b: str
-    figures: dict[str, PairFigure]
-
-
-@dataclass
-class MetaEvaluation:
-    """What ``meta-evaluate`` reports (see the module)."""
-
-    ratings: str
-    rows: int
-    missing: int
-    unscored: int
-    n: int
-    systems: int | None
-    groups: int | None
-    raters: int | None
-    resamples: int
-    seed: int
-    confidence: float
-    figures: list[str]
-    metrics: list[MetricResult]
-    baselines: list[MetricResult]
-    ceiling: MetricResult | None
-    pairs: list[PairResult]
-    notes: list[str] = field(default_factory=list)
-    # The items the figures are computed on, for a picture: ratings, each metric's scores, systems.
-    human: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
-    scores: list[np.ndarray] = field(default_factory=list, repr=False)
-    item_systems: list[str] | None = field(default=None, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return meta_report.evaluation_dict(self)
-
-    def table(self) -> str:
-        return meta_report.evaluation_table(self)
 
 
 def _codes(values: list[Any] | None, keep: np.ndarray) -> np.ndarray | None:

@@ -1,19 +1,82 @@
-"""A :class:`~story_quality.evaluation.meta_evaluation.MetaEvaluation` as a table for people and
-as JSON for machines (every figure with its interval and the number of resamples that gave it,
+"""What ``story-quality meta-evaluate`` reports, :class:`MetaEvaluation` (computed by
+:mod:`story_quality.evaluation.meta_evaluation`), and the report written out: as a table for people
+and as JSON for machines (every figure with its interval and the number of resamples that gave it,
 the number of items, each score file's signature)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from story_quality.evaluation.meta_figures import FIGURE_LABELS
 from story_quality.evaluation.meta_statistics import Estimate
 
-if TYPE_CHECKING:
-    from story_quality.evaluation.meta_evaluation import MetaEvaluation, MetricResult, PairResult
-
 CELL = 22
+
+
+@dataclass
+class MetricResult:
+    """One metric's (or baseline's, or the raters') figures, by name, with their intervals."""
+
+    name: str
+    kind: str  # "metric", "baseline" or "ceiling"
+    figures: dict[str, Estimate]
+    epsilon: float = math.nan  # the tie calibration's epsilon, in the scores' units
+    source: str | None = None
+    signature: str | None = None
+    column: str | None = None
+    skipped: int = 0
+    rank: dict[str, int] = field(default_factory=dict)  # each figure's group, with more than two metrics
+
+
+@dataclass
+class PairFigure:
+    difference: Estimate
+    p_permutation: float
+    p_williams: float | None = None
+
+
+@dataclass
+class PairResult:
+    a: str
+    b: str
+    figures: dict[str, PairFigure]
+
+
+@dataclass
+class MetaEvaluation:
+    """What ``meta-evaluate`` reports (its figures: see :mod:`story_quality.evaluation.meta_evaluation`)."""
+
+    ratings: str
+    rows: int
+    missing: int
+    unscored: int
+    n: int
+    systems: int | None
+    groups: int | None
+    raters: int | None
+    resamples: int
+    seed: int
+    confidence: float
+    figures: list[str]
+    metrics: list[MetricResult]
+    baselines: list[MetricResult]
+    ceiling: MetricResult | None
+    pairs: list[PairResult]
+    notes: list[str] = field(default_factory=list)
+    # The items the figures are computed on, for a picture: ratings, each metric's scores, systems.
+    human: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    scores: list[np.ndarray] = field(default_factory=list, repr=False)
+    item_systems: list[str] | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return evaluation_dict(self)
+
+    def table(self) -> str:
+        return evaluation_table(self)
 
 
 def _number(value: float | None) -> float | None:
