@@ -13,13 +13,14 @@ from scipy import stats
 
 from story_quality import score_file
 from story_quality.evaluation import correlation, meta_figures
-from story_quality.evaluation.meta_evaluation import PairFigure, meta_evaluate, meta_evaluate_files
+from story_quality.evaluation.meta_evaluation import meta_evaluate, meta_evaluate_files
 from story_quality.evaluation.meta_reading import (
     MetaEvaluationError,
     MetricScores,
     read_all_scores,
     read_ratings,
 )
+from story_quality.evaluation.meta_report import PairFigure
 from story_quality.evaluation.meta_statistics import Design, permutation_test
 
 SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
