@@ -122,6 +122,12 @@ def _kept(ratings: Ratings, metrics: Sequence[MetricScores]) -> tuple[np.ndarray
             f"{ratings.path}: {int(keep.sum())} rows have a rating and every metric's score; at least "
             f"{meta_figures.MIN_ITEMS} are needed"
         )
+    if np.ptp(ratings.human[keep]) == 0:
+        rating = ratings.human[keep][0]
+        raise MetaEvaluationError(
+            f"{ratings.path}: every rating is {int(rating) if rating.is_integer() else rating} on the "
+            f"{int(keep.sum())} rated and scored rows; agreement with ratings that never differ is undefined"
+        )
     return keep, int(np.count_nonzero(rated & ~scored))
 
 

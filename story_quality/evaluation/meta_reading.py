@@ -4,7 +4,9 @@ The ratings file (JSONL, JSON or CSV, through :mod:`story_quality.input_files`, 
 ``score``) holds a text a row and its rating: one number, or a list of numbers, one per rater
 (the same raters, in the same order, on every row; ``null`` where a rater gave none). A row
 without a rating (``null``, an empty CSV cell, or a list of nulls) is kept, counted, and left
-out of every figure. Optional columns: an id, the system (generator) and the group (prompt).
+out of every figure. Optional columns: an id, the system (generator) and the group (prompt): a
+system or group given as 1 and as 1.0 is one, as 1 and as "1" is refused (one or two?), and
+one column cannot be both. Ratings that are all equal are refused when the figures are computed.
 
 A score file is an output of ``story-quality score`` on that ratings file, or any JSON lines
 file with an id and a score: read by :mod:`story_quality.score_file`'s reader (rows
@@ -144,6 +146,27 @@ def _column(
     return [_key(row[column], where, column) for where, row in rows]
 
 
+def _names(rows: list[tuple[str, dict]], values: list[Any] | None, column: str | None) -> list[Any] | None:
+    """A system or group column's names, one number written as 1 or 1.0 made one (the int); a name
+    written once as a number and once as a string (1 and "1") is refused, not counted as two."""
+    if values is None:
+        return None
+    names: list[Any] = []
+    first: dict[str, tuple[Any, str]] = {}
+    for (where, _), value in zip(rows, values, strict=True):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        names.append(value)
+        seen = first.setdefault(str(value), (value, where))
+        if isinstance(seen[0], str) != isinstance(value, str):
+            kinds = ("string", "number") if isinstance(value, str) else ("number", "string")
+            raise MetaEvaluationError(
+                f"{where}: {column} {value!r} is a {kinds[0]} while {seen[1]} gives the {kinds[1]} "
+                f"{seen[0]!r}: refused, not counted as one {column} or two; write each {column} one way"
+            )
+    return names
+
+
 def _records(path: pathlib.Path) -> input_files.Records:
     if path.suffix.lower() not in input_files.RATING_SUFFIXES:
         raise MetaEvaluationError(
@@ -192,6 +215,11 @@ def read_ratings(
 ) -> Ratings:
     """The ratings file's rows. ``required`` names the optional columns the user asked for by name
     (``"system"``, ``"group"``, ``"id"``): absent from every row, they are refused, not left out."""
+    if system_column is not None and system_column == group_column:
+        raise MetaEvaluationError(
+            f"{path}: --system-column and --group-column both name {system_column!r}; a story's system "
+            "(generator) and its group (prompt) are two columns"
+        )
     records = _records(path)
     rows = [(f"{path}:{line}", row) for row, line in zip(records.rows, records.lines, strict=True)]
     if not rows:
@@ -226,8 +254,8 @@ def read_ratings(
             seen[key] = where
     return Ratings(
         path, records.lines, texts, human, raters, ids,
-        _column(rows, system_column, "system" in required, path),
-        _column(rows, group_column, "group" in required, path),
+        _names(rows, _column(rows, system_column, "system" in required, path), system_column),
+        _names(rows, _column(rows, group_column, "group" in required, path), group_column),
     )  # fmt: skip
 
 
@@ -241,6 +269,10 @@ def _score_column(
     """The score's field: as named, else the metric the signature names, else the one numeric field
     of an unsigned file that is not a row's identity."""
     if score_column is not None:
+        if score_column in {*IDENTITY_FIELDS, id_column}:
+            raise MetaEvaluationError(
+                f"--score-column {score_column}: that field says which row a score belongs to; it is not a score"
+            )
         return score_column
     if signature is not None:
         return parsed_signature(path, signature).metric

@@ -176,6 +176,18 @@ def test_scores_scaled_by_any_factor_give_the_same_figures_intervals_and_tests(t
     )
 
 
+def test_ratings_that_are_all_equal_are_refused(tmp_path):
+    """No figure says anything of ratings that never differ (a tie-calibrated accuracy of 1.000 would)."""
+    ratings_path = tmp_path / "r.jsonl"
+    ratings_path.write_text("".join(json.dumps({"text": f"story {i}", "human": 3}) + "\n" for i in range(10)))
+    ratings = read_ratings(ratings_path)
+    metric = MetricScores("m", "m.jsonl", None, "score", np.linspace(0, 1, 10), "id")
+    with pytest.raises(
+        MetaEvaluationError, match=r"r.jsonl: every rating is 3 on the 10 rated and scored rows"
+    ):
+        meta_evaluate(ratings, [metric], resamples=40)
+
+
 def test_too_few_items_and_bad_settings_are_refused(tmp_path):
     ratings_path, paths = story_set(tmp_path, groups=3)
     with pytest.raises(MetaEvaluationError, match="--resamples must be from 40"):

@@ -223,6 +223,34 @@ def test_a_row_matched_by_id_whose_text_hash_is_another_story_is_refused(tmp_pat
         read_scores(swapped, ratings)
 
 
+@pytest.mark.parametrize("column", ["index", "line", "text_hash", "id"])
+def test_a_score_column_that_names_a_rows_identity_is_refused(tmp_path, column):
+    """As compare refuses it: ``--score-column index`` would meta-evaluate the row numbers."""
+    ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows(id=list("abcde"))))
+    path = write_score_file(tmp_path / "s.jsonl", TEXTS, [0.5] * 5)
+    with pytest.raises(MetaEvaluationError, match=f"--score-column {column}: that field says which row"):
+        read_scores(path, ratings, score_column=column)
+
+
+def test_one_column_for_both_system_and_group_is_refused(tmp_path):
+    path = write_jsonl(tmp_path / "r.jsonl", ratings_rows(model=list("ababa")))
+    with pytest.raises(
+        MetaEvaluationError, match=r"r.jsonl: --system-column and --group-column both name 'model'"
+    ):
+        read_ratings(path, system_column="model", group_column="model")
+
+
+def test_a_system_written_once_as_a_number_and_once_as_a_string_is_refused(tmp_path):
+    path = write_jsonl(tmp_path / "r.jsonl", ratings_rows(system=[1, "1", 2, 2, 1.0]))
+    with pytest.raises(
+        MetaEvaluationError, match=r"r.jsonl:2: system '1' is a string while .*r.jsonl:1 gives the number 1"
+    ):
+        read_ratings(path)
+    write_jsonl(path, ratings_rows(system=[1, 1.0, 2, 2.0, 1], group=["a", "a", "b", "b", "c"]))
+    ratings = read_ratings(path)  # 1 and 1.0 are one number: one system
+    assert len(set(map(repr, ratings.systems))) == 2
+
+
 def test_an_edited_score_row_and_the_same_file_twice_are_refused(tmp_path):
     ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
     path = write_score_file(tmp_path / "s.jsonl", TEXTS, [0.5] * 5)
