@@ -40,12 +40,16 @@ from transformers.models.bert.modeling_bert import BertOnlyMLMHead
 from transformers.utils import ModelOutput
 
 from story_quality.model_window import usable_positions
+from story_quality.union.checkpoints import CheckpointError
+from story_quality.union.loading import human_label_index
 from story_quality.union.normalization import CONFIG_KEY, PLACEHOLDERS, StoryNormalization
 
 IGNORE_INDEX = -100
 ID2LABEL = {0: "perturbed", 1: "human"}
 LABEL2ID = {label: i for i, label in ID2LABEL.items()}
 DEFAULT_RECONSTRUCTION_WEIGHT = 0.1
+# The architectures of a saved classifier (its head is in the checkpoint), by their names' ends.
+CLASSIFIER_ARCHITECTURES = ("ForSequenceClassification", "ForUnionTraining")
 
 
 @dataclass
@@ -282,7 +286,44 @@ def check_encoder(name_or_path: str, reconstruction_weight: float, max_length: i
             f"--reconstruction_weight {reconstruction_weight} needs a BERT encoder (its masked-LM head "
             f"rebuilds the story); {name_or_path} is a {config.model_type!r} model: pass --reconstruction_weight 0."
         )
+    reversed_union_head(config, name_or_path)
     return config.model_type
+
+
+def reversed_union_head(config: Any, name_or_path: str) -> bool:
+    """Whether the start checkpoint is a UNION classifier with its classes the other way round
+    (``{0: human, 1: perturbed}``, which ``score`` reads by :func:`human_label_index`, the one rule):
+    its head rows are then swapped into UNION's order. A base encoder (no classifier saved) gets a
+    new head; a classifier of another task (CoLA's acceptable/unacceptable, unnamed labels) is
+    refused: trained on under UNION's class names, its head would make a model ``score`` refuses."""
+    if not any(name.endswith(CLASSIFIER_ARCHITECTURES) for name in config.architectures or []):
+        return False
+    try:
+        return human_label_index(config, name_or_path) == 0
+    except CheckpointError:
+        labels = {
+            int(i): label for i, label in sorted(config.id2label.items(), key=lambda item: int(item[0]))
+        }
+        raise ValueError(
+            f"--model_name_or_path {name_or_path} is a two-class classifier labelled {labels}, not a UNION "
+            f"checkpoint ({ID2LABEL}): start from a base encoder or a UNION checkpoint."
+        ) from None
+
+
+def _swap_head_rows(model: PreTrainedModel, name_or_path: str) -> None:
+    """Swap the two output rows of ``model``'s classification head (the one linear layer with two outputs)."""
+    heads = [
+        module for module in model.modules() if isinstance(module, nn.Linear) and module.out_features == 2
+    ]
+    if len(heads) != 1:
+        raise ValueError(
+            f"--model_name_or_path {name_or_path} is labelled {{0: human, 1: perturbed}} and its head cannot be "
+            f"told apart ({len(heads)} two-output layers) to put it in UNION's order {ID2LABEL}: relabel it."
+        )
+    with torch.no_grad():
+        heads[0].weight.copy_(heads[0].weight.flip(0))
+        if heads[0].bias is not None:
+            heads[0].bias.copy_(heads[0].bias.flip(0))
 
 
 def training_class(model_type: str) -> type[BertForUnionTraining] | type[AutoModelForSequenceClassification]:
@@ -293,13 +334,18 @@ def training_class(model_type: str) -> type[BertForUnionTraining] | type[AutoMod
 def load_union_model(name_or_path: str, reconstruction_weight: float, model_type: str) -> PreTrainedModel:
     """UNION's training model: BERT's joint model, or another encoder's plain two-class classifier.
 
-    ``model_type`` is :func:`check_encoder`'s answer for ``name_or_path``.
+    ``model_type`` is :func:`check_encoder`'s answer for ``name_or_path``. A UNION checkpoint labelled
+    the other way round has its head put in UNION's order; another task's classifier is refused
+    (:func:`reversed_union_head`).
     """
+    reversed_head = reversed_union_head(AutoConfig.from_pretrained(name_or_path), name_or_path)
     # fp32 weights whatever the checkpoint stores: the shipped default is fp16 on disk, and training
     # it as stored would update fp16 weights (mixed precision is the Trainer's bf16/fp16 flags' job).
     model = training_class(model_type).from_pretrained(
         name_or_path, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID, dtype=torch.float32
     )
+    if reversed_head:
+        _swap_head_rows(model, name_or_path)
     if isinstance(model, BertForUnionTraining):
         model.reconstruction_weight = float(reconstruction_weight)
     return model

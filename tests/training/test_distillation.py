@@ -186,8 +186,10 @@ def student_start(tmp_path_factory):
     root = tmp_path_factory.mktemp("student")
     torch.manual_seed(0)
     tokenizer = BertTokenizer(vocab=tiny_models.vocabulary(True), do_lower_case=True)
-    config = tiny_models.bert_config(len(tokenizer), max_position_embeddings=64)
-    BertForSequenceClassification(config).save_pretrained(root / "base")
+    config = tiny_models.bert_config(
+        len(tokenizer), max_position_embeddings=64, id2label=tiny_models.UNION_LABELS
+    )
+    BertForSequenceClassification(config).save_pretrained(root / "base")  # a classifier start is UNION's
     tokenizer.save_pretrained(root / "base")
     write_pairs(root / "pairs.jsonl", 12, seed=3)
     lines = [json.loads(line) for line in (root / "pairs.jsonl").read_text().splitlines()]

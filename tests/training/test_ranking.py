@@ -177,8 +177,8 @@ def two_step_run(tmp_path) -> list[str]:
     """train_union.py's arguments for two steps of a tiny BERT classifier on 12 stories' pairs (no output folder)."""
     torch.manual_seed(0)
     tokenizer = BertTokenizer(vocab=tiny_models.vocabulary(True), do_lower_case=True)
-    BertForSequenceClassification(
-        tiny_models.bert_config(len(tokenizer), max_position_embeddings=64)
+    BertForSequenceClassification(  # a classifier start is UNION's (another task's is refused)
+        tiny_models.bert_config(len(tokenizer), max_position_embeddings=64, id2label=tiny_models.UNION_LABELS)
     ).save_pretrained(tmp_path / "base")
     tokenizer.save_pretrained(tmp_path / "base")
     write_pairs(tmp_path / "pairs.jsonl", 12, seed=3)

@@ -38,6 +38,7 @@ def start(tmp_path_factory):
         len(tokenizer),
         max_position_embeddings=64,
         num_labels=2,
+        id2label=tiny_models.UNION_LABELS,  # a start classifier is a UNION one (another task's is refused)
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
     )

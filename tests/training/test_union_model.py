@@ -161,3 +161,33 @@ def test_a_checkpoint_stored_in_fp16_trains_in_fp32(tmp_path):
         assert {stored.get_tensor(name).dtype for name in stored.keys()} == {torch.float16}
     model = load_union_model(str(folder), reconstruction_weight=0.0, model_type="bert")
     assert {parameter.dtype for parameter in model.parameters()} == {torch.float32}
+
+
+def test_a_union_checkpoint_labelled_the_other_way_round_trains_on_with_its_head_in_unions_order(tmp_path):
+    """{0: human, 1: perturbed} is a UNION checkpoint that score reads correctly: renaming its classes
+    to UNION's order without moving the head would invert the model; its head rows are swapped instead."""
+    folder = tiny_models.save_union_checkpoint(tmp_path / "reversed", id2label={0: "human", 1: "perturbed"})
+    stored = BertForSequenceClassification.from_pretrained(folder).classifier
+    model = load_union_model(str(folder), reconstruction_weight=0.0, model_type="bert")
+    assert model.config.id2label == {0: "perturbed", 1: "human"}
+    torch.testing.assert_close(model.classifier.weight, stored.weight[[1, 0]])
+    torch.testing.assert_close(model.classifier.bias, stored.bias[[1, 0]])
+    same = tiny_models.save_union_checkpoint(tmp_path / "union")  # the same weights, UNION's order
+    kept = load_union_model(str(same), reconstruction_weight=0.0, model_type="bert")
+    torch.testing.assert_close(kept.classifier.weight, stored.weight)
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [{0: "unacceptable", 1: "acceptable"}, {0: "LABEL_0", 1: "LABEL_1"}, {0: "negative", 1: "positive"}],
+)
+def test_a_classifier_of_another_task_is_refused_as_a_start(tmp_path, labels):
+    """A CoLA model (or any two-class classifier that is not UNION's) would train on with its own head
+    under UNION's names, although score refuses such a model; a base encoder starts a new head."""
+    folder = tiny_models.save_union_checkpoint(tmp_path / "cola", id2label=labels)
+    with pytest.raises(
+        ValueError, match=r"cola is a two-class classifier labelled .*, not a UNION checkpoint"
+    ):
+        load_union_model(str(folder), reconstruction_weight=0.0, model_type="bert")
+    base = tiny_models.save_masked_lm(tmp_path / "base", lowercase=True)
+    assert load_union_model(str(base), 0.0, "bert").config.id2label == {0: "perturbed", 1: "human"}

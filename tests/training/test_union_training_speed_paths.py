@@ -46,7 +46,9 @@ def tokenizer():
 
 def make_model(tokenizer, weight: float = WEIGHT, attention: str = "sdpa") -> BertForUnionTraining:
     torch.manual_seed(0)
-    config = tiny_models.bert_config(len(tokenizer), num_labels=2, attn_implementation=attention)
+    config = tiny_models.bert_config(
+        len(tokenizer), num_labels=2, id2label=tiny_models.UNION_LABELS, attn_implementation=attention
+    )  # UNION's labels: train_union.py refuses a start classifier of another task
     return BertForUnionTraining(config, reconstruction_weight=weight).eval()
 
 
