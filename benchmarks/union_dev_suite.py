@@ -48,6 +48,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
@@ -64,6 +65,7 @@ from story_quality.evaluation.annotations import read_annotations  # noqa: E402
 from story_quality.evaluation.correlation import METHODS  # noqa: E402
 from story_quality.evaluation.meta_statistics import Design, rater_ceiling  # noqa: E402
 from story_quality.precision import PRECISIONS  # noqa: E402
+from story_quality.registry import REGISTRY  # noqa: E402
 from story_quality.training.corpora import writing_prompts_segments, writing_prompts_text  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
 from story_quality.training.negatives.lexicon import Lexicon  # noqa: E402
@@ -317,13 +319,51 @@ def kept_scores(path: pathlib.Path) -> SetScorer:
     return read
 
 
+METRIC_PREFIX = "metric:"
+_METRIC_RESULTS: dict[tuple[str, str], dict] = {}  # (metric, set) -> its result: each part reads it once
+
+
+def metric_scorer(spec: str, batch_size: int) -> SetScorer:
+    """A registered metric's scores (``metric:NAME``), or one per-text part of its result
+    (``metric:NAME:PART``, a key of its result such as coherence_fluency's ``fluency``), its
+    default loaded now; the result of each set is computed once for all the parts."""
+    name, _, part = spec.removeprefix(METRIC_PREFIX).partition(":")
+    if name not in REGISTRY:
+        raise ValueError(f"{spec}: no metric {name!r}; the registry has {', '.join(REGISTRY)}")
+    part = part or "scores"
+    if part not in REGISTRY[name].row_keys:
+        raise ValueError(
+            f"{spec}: {name} returns no per-text {part!r}; it has {', '.join(REGISTRY[name].row_keys)}"
+        )
+    scorer = _loaded_metric(name)
+
+    def score(key: str, texts: list[str]) -> np.ndarray:
+        if (name, key) not in _METRIC_RESULTS:
+            _METRIC_RESULTS[(name, key)] = scorer.score(texts, batch_size=batch_size).as_dict()
+        return np.asarray(_METRIC_RESULTS[(name, key)][part], dtype=float)
+
+    return score
+
+
+_SCORERS: dict[str, object] = {}
+
+
+def _loaded_metric(name: str) -> Any:
+    if name not in _SCORERS:
+        _SCORERS[name] = REGISTRY[name].build_scorer({})
+    return _SCORERS[name]
+
+
 def member_scorer(
     spec: str, batch_size: int, max_length: int | None, long_stories: str | None, precision: str = "fp32"
 ) -> SetScorer:
-    """A checkpoint's scores for a set, or the scores a ``.json`` file kept for it; a checkpoint is
-    loaded now and the options checked against it (its window), before any text is scored."""
+    """A checkpoint's scores for a set, a registered metric's (``metric:NAME[:PART]``), or the scores a
+    ``.json`` file kept for it; a checkpoint is loaded now and the options checked against it (its
+    window), before any text is scored."""
     if is_kept_scores(spec):
         return kept_scores(pathlib.Path(spec))
+    if spec.startswith(METRIC_PREFIX):
+        return metric_scorer(spec, batch_size)
     scorer = load_union(spec)
     options = {
         "batch_size": batch_size,
@@ -435,7 +475,9 @@ def to_markdown(
 
 def table_rows(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str | list[str]]:
     """The table's rows, by name: each ``--checkpoint``, then each ``--mean-of``; none twice."""
-    checkpoints = args.checkpoint or ([] if args.mean_of else ["default"])
+    checkpoints = (args.checkpoint or ([] if args.mean_of or args.metric else ["default"])) + [
+        METRIC_PREFIX + metric for metric in args.metric
+    ]
     rows: dict[str, str | list[str]] = {}
     for name, members in [(c, c) for c in checkpoints] + [(" + ".join(g), g) for g in args.mean_of]:
         if isinstance(members, list) and len(members) < 2:
@@ -529,6 +571,14 @@ def build_parser() -> argparse.ArgumentParser:
         "repeat for several rows",
     )
     parser.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="NAME[:PART]",
+        help="a row for a registered metric (its default), or for one per-text part of its result "
+        "(coherence_fluency:fluency); a --mean-of member may name one as metric:NAME[:PART]",
+    )
+    parser.add_argument(
         "--max-length", type=int, help="word pieces kept per story (default: each checkpoint's window)"
     )
     parser.add_argument(
@@ -586,7 +636,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.scores_dir.mkdir(parents=True, exist_ok=True)
             (args.scores_dir / scores_file_name(row)).write_text(json.dumps(kept), encoding="utf-8")
     command = "python -m benchmarks.union_dev_suite " + " ".join(
-        [f"--checkpoint {spec}" for spec in rows.values() if isinstance(spec, str)]
+        [
+            f"--metric {spec.removeprefix(METRIC_PREFIX)}"
+            if spec.startswith(METRIC_PREFIX)
+            else f"--checkpoint {spec}"
+            for spec in rows.values()
+            if isinstance(spec, str)
+        ]
         + [f"--mean-of {' '.join(group)}" for group in args.mean_of]
         + ([f"--max-length {args.max_length}"] if args.max_length else [])
         + ([f"--long-stories {args.long_stories}"] if args.long_stories else [])

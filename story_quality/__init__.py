@@ -33,7 +33,7 @@ def __getattr__(name: str) -> tuple[str, ...]:
 
 
 def metric_path(name: str) -> str:
-    """The folder of metric ``name`` (``"union"`` or ``"gruen"``), for ``evaluate.load``."""
+    """The folder of metric ``name`` (one of :data:`story_quality.registry.METRICS`), for ``evaluate.load``."""
     from story_quality.registry import METRICS
 
     if name not in METRICS:

@@ -12,10 +12,13 @@ Nothing here imports torch: a scorer's module is imported when one is built.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from story_quality.coherence_fluency.options import COHERENCE_FLUENCY_OPTIONS
 from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
 from story_quality.options import OptionSpec
 from story_quality.union.options import UNION_OPTIONS
@@ -28,7 +31,7 @@ class MetricEntry:
     name: str
     about: str  # what it judges, in a word or two (``story-quality score --help``)
     options: OptionSpec
-    scorer_class: Callable[[], type]  # the scorer's class, imported when first asked for
+    scorer_class: str  # "module:Class" of the scorer, imported when first built
     row_keys: Mapping[str, str]  # a per-text list of the result -> the score file row's field
     mean_keys: tuple[str, ...]  # keys of the result that are the mean of its ``scores``
     score_ranges: Mapping[str, tuple[float, float]]  # a row field -> what a score there can be
@@ -36,30 +39,25 @@ class MetricEntry:
 
     def build_scorer(self, options: Mapping[str, Any]) -> Any:
         """The scorer, built with ``options`` (its loading options and :attr:`scorer_options`)."""
-        return self.scorer_class()(**options)
-
-
-def _union_scorer() -> type:
-    from story_quality.union.scorer import UnionScorer
-
-    return UnionScorer
-
-
-def _gruen_scorer() -> type:
-    from story_quality.gruen.scorer import GruenScorer
-
-    return GruenScorer
+        module, name = self.scorer_class.split(":")
+        return getattr(importlib.import_module(module), name)(**options)
 
 
 GRUEN_ROWS = ("gruen", "grammaticality", "redundancy", "focus", "coherence")
 REGISTRY: dict[str, MetricEntry] = {
     entry.name: entry
     for entry in (
-        MetricEntry("union", "coherence", UNION_OPTIONS, _union_scorer,
+        MetricEntry("union", "coherence", UNION_OPTIONS, "story_quality.union.scorer:UnionScorer",
                     {"scores": "union", "percentiles": "percentile"}, ("union_score",),
                     {"union": (0.0, 1.0), "percentile": (0.0, 100.0)}),
-        MetricEntry("gruen", "quality", GRUEN_OPTIONS, _gruen_scorer, {key: key for key in GRUEN_ROWS},
-                    ("gruen_score", "mean_gruen"), {"gruen": (0.0, 1.0)}, scorer_options=MODEL_OPTIONS),
+        MetricEntry("gruen", "quality", GRUEN_OPTIONS, "story_quality.gruen.scorer:GruenScorer",
+                    {key: key for key in GRUEN_ROWS}, ("gruen_score", "mean_gruen"), {"gruen": (0.0, 1.0)},
+                    scorer_options=MODEL_OPTIONS),
+        MetricEntry("coherence_fluency", "coherence and fluency", COHERENCE_FLUENCY_OPTIONS,
+                    "story_quality.coherence_fluency.scorer:CoherenceFluencyScorer",
+                    {"scores": "coherence_fluency", "union": "union", "fluency": "fluency"},
+                    ("coherence_fluency_score",),
+                    {"coherence_fluency": (-math.inf, math.inf), "fluency": (-math.inf, math.inf)}),
     )
 }  # fmt: skip
 METRICS = tuple(REGISTRY)

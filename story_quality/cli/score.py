@@ -351,7 +351,7 @@ def score_rows(
 
 
 def summarise(args: argparse.Namespace, summary: dict[str, Any]) -> str:
-    key = "union" if args.metric == "union" else "gruen"
+    key = REGISTRY[args.metric].row_keys["scores"]
     values = []
     with args.output.open(encoding="utf-8") as handle:
         for line in handle:

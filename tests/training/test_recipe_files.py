@@ -1,4 +1,5 @@
-"""Recipe files: a checked-in JSON of train_union's arguments, with flags after it that override it."""
+"""Recipe files: a checked-in JSON of a trainer's arguments (``union-*`` train_union's, ``fluency-*``
+train_fluency's), with flags after it that override it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from transformers import HfArgumentParser
 
 from story_quality.training import run_setup
+from story_quality.training.train_fluency import FluencyArguments, FluencyTrainingArguments
 from story_quality.training.train_union import DataArguments, ModelArguments, UnionTrainingArguments
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "training" / "configs"
@@ -20,7 +22,24 @@ def _parse(argv: list[str]):
     )
 
 
-@pytest.mark.parametrize("recipe", sorted(CONFIGS.glob("*.json")), ids=lambda p: p.name)
+def test_every_recipe_names_its_trainer():
+    assert all(path.name.startswith(("union-", "fluency-")) for path in CONFIGS.glob("*.json"))
+
+
+@pytest.mark.parametrize("recipe", sorted(CONFIGS.glob("fluency-*.json")), ids=lambda p: p.name)
+def test_every_fluency_recipe_parses_into_its_trainer_s_arguments(recipe):
+    parser = HfArgumentParser((FluencyArguments, FluencyTrainingArguments))
+    reader, training = run_setup.parse_arguments(parser, [str(recipe), "--model_name_or_path", "encoder"])
+    recorded = json.loads(recipe.read_text(encoding="utf-8"))
+    assert (reader.dataset, reader.num_hidden_layers, reader.max_length) == (
+        recorded["dataset"],
+        recorded["num_hidden_layers"],
+        recorded["max_length"],
+    )
+    assert (training.learning_rate, training.seed) == (recorded["learning_rate"], recorded["seed"])
+
+
+@pytest.mark.parametrize("recipe", sorted(CONFIGS.glob("union-*.json")), ids=lambda p: p.name)
 def test_every_checked_in_recipe_parses_into_the_trainer_s_arguments(recipe):
     model, data, training = _parse([str(recipe)])
     recorded = json.loads(recipe.read_text(encoding="utf-8"))

@@ -1,0 +1,2 @@
+"""coherence_fluency: UNION's coherence and the fluency reader's fluency, each a z-score among human
+stories, combined late by shipped weights (:class:`CoherenceFluencyScorer`)."""

@@ -1,0 +1,33 @@
+"""The coherence_fluency metric's options: the one place their names, types, defaults and help are written."""
+
+from __future__ import annotations
+
+from story_quality.options import DEVICE, PRECISION, Option, OptionSpec
+
+DEFAULT_BATCH_SIZE = 32
+
+COHERENCE_FLUENCY_OPTIONS = OptionSpec(
+    "coherence_fluency",
+    (
+        Option(
+            "batch_size",
+            "count",
+            DEFAULT_BATCH_SIZE,
+            "stories per forward pass of UNION (the fluency reader reads twice as many sentences); "
+            "scores do not depend on it",
+        ),
+        DEVICE,
+        PRECISION,
+    ),
+    loading=(
+        Option(
+            "checkpoint",
+            "model",
+            None,
+            "the fluency reader's folder, holding its fusion constants (evaluate.load's config_name): "
+            "default, the shipped one, or a folder written by training/train_fluency.py and refitted by "
+            "benchmarks/fit_fluency_fusion.py",
+            default_text="default, the shipped reader",
+        ),
+    ),
+)

@@ -1,0 +1,124 @@
+"""Sentence pairs for the fluency reader: a human sentence, and a weak generator's sentence in its place.
+
+Each human sentence (normalised by :mod:`story_quality.fluency.text`) is paired with a sentence
+an n-gram model writes on the same story's preceding words and the same first two words, at least
+as long and ended where the model ends a sentence (so neither a short length nor a cut phrase
+tells them apart). The
+model is fitted per fold: a story of one parity of its index is continued by the model of the
+other parity's stories, so it never recites the sentence it replaces; a generated sentence that
+equals any human sentence of the corpus is dropped. Each generated sentence draws its history
+size (1 word: word salad; 2-3 words: locally fluent, drifting) from ``history_weights``.
+
+Label 1 is human, 0 generated (UNION's convention: the higher class is the human one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from story_quality.training.negatives.ngram_continuations import START, NgramModel, NgramOptions
+from story_quality.union.normalization import SENTENCE_END, SENTENCE_STOPS
+
+HUMAN, GENERATED = 1, 0
+
+
+@dataclass(frozen=True)
+class GarbleOptions:
+    """How the generated sentences are drawn; defaults are the recipe's."""
+
+    # The n-gram model's history size (words) -> its share of the generated sentences.
+    history_weights: tuple[tuple[int, float], ...] = ((1, 0.25), (2, 0.5), (3, 0.25))
+    prefix_words: int = 2  # the human sentence's first words the generated one starts with
+    redraws: int = 8  # draws of a word that is not a sentence stop before the unigram table's
+    overrun: int = 12  # words past the human sentence's length in which to find a stop
+
+    def __post_init__(self) -> None:
+        sizes = [size for size, _ in self.history_weights]
+        if not sizes or min(sizes) < 1 or any(weight <= 0 for _, weight in self.history_weights):
+            raise ValueError(
+                f"history_weights must pair sizes >= 1 with positive weights: {self.history_weights}"
+            )
+        if self.prefix_words < 0:
+            raise ValueError(f"prefix_words must be >= 0, got {self.prefix_words}")
+
+    @property
+    def order(self) -> int:
+        return max(size for size, _ in self.history_weights) + 1
+
+
+def fold_models(stories: Sequence[Sequence[str]], options: GarbleOptions) -> tuple[NgramModel, NgramModel]:
+    """The n-gram models of the even- and the odd-indexed stories (each a list of sentences)."""
+    return tuple(  # type: ignore[return-value]
+        NgramModel(
+            (" ".join(sentences) for index, sentences in enumerate(stories) if index % 2 == fold),
+            NgramOptions(order=options.order),
+        )
+        for fold in (0, 1)
+    )
+
+
+def garbled_sentence(
+    model: NgramModel,
+    context: Sequence[str],
+    sentence: Sequence[str],
+    history: int,
+    options: GarbleOptions,
+    rng: np.random.Generator,
+) -> list[str]:
+    """A sentence about as long as ``sentence`` (a list of words), opening with its first words,
+    drawn word by word after ``context``: no sentence stop is taken before its length, and past
+    it the sentence runs on to the model's next stop (at most ``overrun`` words more), so it ends
+    where the model ends a sentence, not cut mid-phrase; a sentence that finds no stop gets the
+    human one's last token."""
+    last = sentence[-1] if sentence[-1] in SENTENCE_END else "."
+    body = len(sentence) - (sentence[-1] in SENTENCE_END)
+    words = list(sentence[: min(options.prefix_words, body)])
+    stream = [START] * (model.options.order - 1) + list(context) + words
+    while len(words) < body + options.overrun:
+        for attempt in range(options.redraws + 100):
+            # past the redraws, the unigram table: a stop there is rare
+            word = model.next_word(stream[len(stream) - history :] if attempt < options.redraws else [], rng)
+            if len(words) >= body or word not in SENTENCE_STOPS:
+                break
+        if len(words) >= body and word in SENTENCE_STOPS:
+            return words + [word]
+        words.append(word)
+        stream.append(word)
+    return words + [last]
+
+
+def sentence_pairs(
+    stories: Sequence[Sequence[str]],
+    sentences_wanted: int,
+    models: tuple[NgramModel, NgramModel],
+    options: GarbleOptions,
+    seed: int,
+    human_sentences: frozenset[str] = frozenset(),
+) -> list[dict[str, object]]:
+    """``sentences_wanted`` human sentences drawn from ``stories`` at random (without replacement), each
+    followed by its generated counterpart: rows of ``text``, ``label``, ``story``, ``history``.
+
+    ``models[f]`` continues the stories of the other fold; a generated sentence found in
+    ``human_sentences`` is dropped with its human one.
+    """
+    rng = np.random.default_rng(seed)
+    places = [(s, i) for s, sentences in enumerate(stories) for i in range(len(sentences))]
+    chosen = rng.choice(len(places), size=min(sentences_wanted, len(places)), replace=False)
+    sizes = np.array([size for size, _ in options.history_weights])
+    weights = np.array([weight for _, weight in options.history_weights], dtype=float)
+    rows: list[dict[str, object]] = []
+    for place in sorted(chosen.tolist()):
+        story, index = places[place]
+        sentence = stories[story][index].split()
+        context = " ".join(stories[story][:index]).split()
+        history = int(rng.choice(sizes, p=weights / weights.sum()))
+        model = models[1 - story % 2]
+        generated = " ".join(garbled_sentence(model, context, sentence, history, options, rng))
+        if generated in human_sentences or generated == stories[story][index]:
+            continue
+        rows.append({"text": stories[story][index], "label": HUMAN, "story": story, "history": 0})
+        rows.append({"text": generated, "label": GENERATED, "story": story, "history": history})
+    return rows
