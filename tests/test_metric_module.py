@@ -98,7 +98,8 @@ def test_threads_sharing_one_gruen_instance_each_get_their_own_scores(tmp_path):
         results[k] = gruen.compute(predictions=texts[k:] + texts[:k], **options)["scores"]
 
     assert _run_threads(work, 3) == []
-    assert results == {k: pytest.approx(expected[k:] + expected[:k], abs=1e-9) for k in range(3)}
+    # rotated texts batch differently: to the bound scores keep across batches (1e-6), not bit for bit
+    assert results == {k: pytest.approx(expected[k:] + expected[:k], abs=1e-6) for k in range(3)}
 
 
 @pytest.mark.parametrize("name", ["union", "gruen"])
