@@ -8,7 +8,8 @@ Example (the recipe of the shipped reader; the corpora from ``python -m benchmar
 Each corpus file is one domain: its stories (WritingPrompts stories whole, in segments) are
 normalised into sentences as the reader sees them, two n-gram models are fitted on its halves,
 and ``--sentences`` of its human sentences are each paired with a generated one
-(``training/negatives/garbled_sentences.py``). One story in ``--validation-every`` goes to the
+(``training/negatives/garbled_sentences.py``); with ``--candidates N --hard-negatives-from READER``
+the one of N that a first reader scores most human. One story in ``--validation-every`` goes to the
 validation split, with its sentences. The summary is printed as JSON and saved beside the data.
 """
 
@@ -19,9 +20,12 @@ import json
 import logging
 import pathlib
 import sys
+from collections.abc import Sequence
 
 import datasets
+import numpy as np
 
+from story_quality.fluency.reader import FluencyReader
 from story_quality.fluency.text import story_sentences
 from story_quality.training.cli_types import at_least
 from story_quality.training.corpora import load_stories
@@ -47,6 +51,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--validation-every", "--validation_every", type=at_least(2), default=20,
                         help="one story in N goes to the validation split")  # fmt: skip
+    parser.add_argument("--candidates", type=at_least(1), default=1,
+                        help="generated sentences drawn per human one; with --hard-negatives-from, the one "
+                        "that reader scores most human is kept (else the first)")  # fmt: skip
+    parser.add_argument("--hard-negatives-from", "--hard_negatives_from", type=pathlib.Path, default=None,
+                        help="a fluency reader (a first run) that picks the hardest of the candidates")  # fmt: skip
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--num-proc", "--num_proc", type=at_least(1), default=None,
                         help="processes that normalise the stories")  # fmt: skip
@@ -71,14 +80,29 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     options = GarbleOptions()
+    choose = None
+    if args.hard_negatives_from is not None:
+        reader = FluencyReader(args.hard_negatives_from)
+
+        def choose(found: Sequence[Sequence[str]]) -> list[int]:
+            logits = reader.sentence_logits([text for texts in found for text in texts], batch_size=256)
+            bounds = np.cumsum([0] + [len(texts) for texts in found])
+            return [int(np.argmax(logits[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
     splits: dict[str, list[dict[str, object]]] = {"train": [], "validation": []}
-    summary: dict[str, object] = {"options": {"history_weights": options.history_weights}, "seed": args.seed}
+    summary: dict[str, object] = {
+        "options": {"history_weights": options.history_weights, "candidates": args.candidates},
+        "hard_negatives_from": str(args.hard_negatives_from) if args.hard_negatives_from else None,
+        "seed": args.seed,
+    }
     for number, path in enumerate(args.corpora):
         stories = corpus_sentences(path, args.segments, args.num_proc)
         logger.info("%s: %d stories; fitting the n-gram models of its two halves", path, len(stories))
         models = fold_models(stories, options)
         human = frozenset(sentence for story in stories for sentence in story)
-        rows = sentence_pairs(stories, args.sentences, models, options, args.seed + number, human)
+        rows = sentence_pairs(
+            stories, args.sentences, models, options, args.seed + number, human, args.candidates, choose
+        )
         for row in rows:
             row["domain"] = pathlib.Path(path).stem
             held = int(row["story"]) % args.validation_every == 0  # type: ignore[call-overload]

@@ -1,9 +1,11 @@
 """A pretrained BERT-style encoder made small enough to ship: its first layers, and the word pieces a corpus uses.
 
 The embedding table is most of a small encoder (MiniLM-L6: 11.7M of its 22.7M weights). Keeping
-the word pieces the training text uses (and every single character, so any word still splits
-into known pieces) and the first ``layers`` layers gives a plain ``BertForSequenceClassification``
-with its own tokenizer: a word whose pieces were all kept splits exactly as before.
+the word pieces the training text uses at least ``min_count`` times (and every ASCII character
+and every character the text uses, alone and as a ``##`` suffix, so any word still splits into
+known pieces), the positions a sentence of ``max_length`` pieces needs, and the first ``layers``
+layers gives a plain ``BertForSequenceClassification`` with its own tokenizer: a word whose
+pieces were all kept splits exactly as before.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, Bert
 
 def kept_pieces(tokenizer: BertTokenizerFast, texts: Iterable[str], min_count: int) -> list[str]:
     """The vocabulary's pieces in their order: special tokens, single characters (alone and as
-    ``##`` suffixes), and the pieces ``texts`` use at least ``min_count`` times."""
+    ``##`` suffixes) that are ASCII or that ``texts`` use, and the pieces ``texts`` use at least
+    ``min_count`` times."""
     counts: Counter[int] = Counter()
     batch: list[str] = []
     for text in texts:
@@ -29,17 +32,26 @@ def kept_pieces(tokenizer: BertTokenizerFast, texts: Iterable[str], min_count: i
         counts.update(i for ids in tokenizer(batch, add_special_tokens=False)["input_ids"] for i in ids)
     special = set(tokenizer.all_special_tokens)
     vocabulary = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
-    return [
-        piece
-        for piece, index in vocabulary
-        if piece in special or len(piece.removeprefix("##")) == 1 or counts[index] >= min_count
-    ]
+
+    def kept(piece: str, index: int) -> bool:
+        char = piece.removeprefix("##")
+        if piece in special or len(char) == 1 and (char.isascii() or counts[index] > 0):
+            return True
+        return len(char) > 1 and counts[index] >= min_count
+
+    return [piece for piece, index in vocabulary if kept(piece, index)]
 
 
 def small_classifier(
-    source: str, texts: Iterable[str], layers: int, min_count: int, id2label: Mapping[int, str]
+    source: str,
+    texts: Iterable[str],
+    layers: int,
+    min_count: int,
+    id2label: Mapping[int, str],
+    max_length: int,
 ) -> tuple[torch.nn.Module, BertTokenizerFast]:
-    """``source``'s first ``layers`` layers as a two-class classifier over the pieces ``texts`` use."""
+    """``source``'s first ``layers`` layers and ``max_length`` positions as a two-class classifier
+    over the pieces ``texts`` use."""
     tokenizer = AutoTokenizer.from_pretrained(source)
     if not isinstance(tokenizer, BertTokenizerFast):
         raise ValueError(
@@ -51,7 +63,7 @@ def small_classifier(
         vocab={piece: i for i, piece in enumerate(pieces)},
         do_lower_case=tokenizer.backend_tokenizer.normalizer is not None
         and getattr(tokenizer, "do_lower_case", True),
-        model_max_length=tokenizer.model_max_length,
+        model_max_length=max_length,
     )
     model = AutoModelForSequenceClassification.from_pretrained(
         source,
@@ -69,4 +81,9 @@ def small_classifier(
     model.set_input_embeddings(small)
     model.config.vocab_size = len(pieces)
     model.config.pad_token_id = small_tokenizer.pad_token_id
+    positions = model.base_model.embeddings.position_embeddings
+    kept_positions = torch.nn.Embedding(max_length, positions.embedding_dim)
+    kept_positions.weight.data.copy_(positions.weight.data[:max_length])
+    model.base_model.embeddings.position_embeddings = kept_positions
+    model.config.max_position_embeddings = max_length
     return model, small_tokenizer

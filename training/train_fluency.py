@@ -92,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
                 fluency_args.num_hidden_layers,
                 fluency_args.min_piece_count,
                 ID2LABEL,
+                fluency_args.max_length,
             )
     mark_as_reader(model.config, fluency_args.max_length)
     with args.main_process_first(desc="tokenising"):

@@ -14,7 +14,7 @@ Label 1 is human, 0 generated (UNION's convention: the higher class is the human
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,6 +90,9 @@ def garbled_sentence(
     return words + [last]
 
 
+Chooser = Callable[[Sequence[Sequence[str]]], Sequence[int]]
+
+
 def sentence_pairs(
     stories: Sequence[Sequence[str]],
     sentences_wanted: int,
@@ -97,28 +100,41 @@ def sentence_pairs(
     options: GarbleOptions,
     seed: int,
     human_sentences: frozenset[str] = frozenset(),
+    candidates: int = 1,
+    choose: Chooser | None = None,
 ) -> list[dict[str, object]]:
     """``sentences_wanted`` human sentences drawn from ``stories`` at random (without replacement), each
     followed by its generated counterpart: rows of ``text``, ``label``, ``story``, ``history``.
 
     ``models[f]`` continues the stories of the other fold; a generated sentence found in
-    ``human_sentences`` is dropped with its human one.
+    ``human_sentences`` is not a candidate. With ``candidates`` > 1 each human sentence gets that
+    many generated ones and ``choose`` (given every pair's candidates) picks one per pair: the
+    hardest negatives, those a first reader scores most human; a pair left with no candidate is
+    dropped with its human sentence.
     """
     rng = np.random.default_rng(seed)
     places = [(s, i) for s, sentences in enumerate(stories) for i in range(len(sentences))]
     chosen = rng.choice(len(places), size=min(sentences_wanted, len(places)), replace=False)
     sizes = np.array([size for size, _ in options.history_weights])
     weights = np.array([weight for _, weight in options.history_weights], dtype=float)
-    rows: list[dict[str, object]] = []
+    drawn: list[tuple[int, int, list[tuple[str, int]]]] = []
     for place in sorted(chosen.tolist()):
         story, index = places[place]
         sentence = stories[story][index].split()
         context = " ".join(stories[story][:index]).split()
-        history = int(rng.choice(sizes, p=weights / weights.sum()))
         model = models[1 - story % 2]
-        generated = " ".join(garbled_sentence(model, context, sentence, history, options, rng))
-        if generated in human_sentences or generated == stories[story][index]:
-            continue
+        options_here = []
+        for _ in range(candidates):
+            history = int(rng.choice(sizes, p=weights / weights.sum()))
+            generated = " ".join(garbled_sentence(model, context, sentence, history, options, rng))
+            if generated not in human_sentences and generated != stories[story][index]:
+                options_here.append((generated, history))
+        if options_here:
+            drawn.append((story, index, options_here))
+    picks = choose([[text for text, _ in found] for *_, found in drawn]) if choose else [0] * len(drawn)
+    rows: list[dict[str, object]] = []
+    for (story, index, found), pick in zip(drawn, picks, strict=True):
+        generated, history = found[pick]
         rows.append({"text": stories[story][index], "label": HUMAN, "story": story, "history": 0})
         rows.append({"text": generated, "label": GENERATED, "story": story, "history": history})
     return rows
