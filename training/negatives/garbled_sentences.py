@@ -7,7 +7,7 @@ tells them apart). The
 model is fitted per fold: a story of one parity of its index is continued by the model of the
 other parity's stories, so it never recites the sentence it replaces; a generated sentence that
 equals any human sentence of the corpus is dropped. Each generated sentence draws its history
-size (1 word: word salad; 2-3 words: locally fluent, drifting) from ``history_weights``.
+size and sharpness from ``history_weights``: word salad, locally fluent drift, and generic text.
 
 Label 1 is human, 0 generated (UNION's convention: the higher class is the human one).
 """
@@ -29,15 +29,17 @@ HUMAN, GENERATED = 1, 0
 class GarbleOptions:
     """How the generated sentences are drawn; defaults are the recipe's."""
 
-    # The n-gram model's history size (words) -> its share of the generated sentences.
-    history_weights: tuple[tuple[int, float], ...] = ((1, 0.25), (2, 0.5), (3, 0.25))
+    # (history size in words, share of the generated sentences, sharpness): a history of 1 word gives
+    # word salad, 2 words locally fluent drift, 3 words at sharpness 2 (counts squared, as a low
+    # temperature) generic text, the frequent phrases a weak generator falls back on.
+    history_weights: tuple[tuple[int, float, float], ...] = ((1, 0.2, 1.0), (2, 0.4, 1.0), (3, 0.4, 2.0))
     prefix_words: int = 2  # the human sentence's first words the generated one starts with
     redraws: int = 8  # draws of a word that is not a sentence stop before the unigram table's
     overrun: int = 12  # words past the human sentence's length in which to find a stop
 
     def __post_init__(self) -> None:
-        sizes = [size for size, _ in self.history_weights]
-        if not sizes or min(sizes) < 1 or any(weight <= 0 for _, weight in self.history_weights):
+        sizes = [size for size, _, _ in self.history_weights]
+        if not sizes or min(sizes) < 1 or any(w <= 0 or sharp <= 0 for _, w, sharp in self.history_weights):
             raise ValueError(
                 f"history_weights must pair sizes >= 1 with positive weights: {self.history_weights}"
             )
@@ -46,7 +48,7 @@ class GarbleOptions:
 
     @property
     def order(self) -> int:
-        return max(size for size, _ in self.history_weights) + 1
+        return max(size for size, _, _ in self.history_weights) + 1
 
 
 def fold_models(stories: Sequence[Sequence[str]], options: GarbleOptions) -> tuple[NgramModel, NgramModel]:
@@ -67,27 +69,41 @@ def garbled_sentence(
     history: int,
     options: GarbleOptions,
     rng: np.random.Generator,
+    sharpness: float = 1.0,
 ) -> list[str]:
-    """A sentence about as long as ``sentence`` (a list of words), opening with its first words,
-    drawn word by word after ``context``: no sentence stop is taken before its length, and past
-    it the sentence runs on to the model's next stop (at most ``overrun`` words more), so it ends
-    where the model ends a sentence, not cut mid-phrase; a sentence that finds no stop gets the
-    human one's last token."""
-    last = sentence[-1] if sentence[-1] in SENTENCE_END else "."
-    body = len(sentence) - (sentence[-1] in SENTENCE_END)
+    """A sentence about as long as ``sentence`` (a list of words), opening with its first words and
+    closing as it closes, drawn word by word after ``context``.
+
+    The human sentence's tail (its last stop and any quotes after it, or its last token when it
+    has no stop) is the generated one's too, so neither a closing quote nor a missing stop tells
+    them apart. No stop is drawn before the human sentence's length; past it the sentence runs on
+    to the model's next stop (at most ``overrun`` words more), so it ends where the model would
+    end a sentence, not cut mid-phrase.
+    """
+    tail_start = len(sentence) - 1
+    while (
+        tail_start > 0 and sentence[tail_start] in SENTENCE_END and sentence[tail_start] not in SENTENCE_STOPS
+    ):
+        tail_start -= 1  # closing quotes after the stop
+    if sentence[tail_start] not in SENTENCE_END:
+        tail_start = len(sentence) - 1  # no stop: the last token alone
+    tail = list(sentence[tail_start:])
+    body = max(tail_start, 1)
     words = list(sentence[: min(options.prefix_words, body)])
     stream = [START] * (model.options.order - 1) + list(context) + words
     while len(words) < body + options.overrun:
         for attempt in range(options.redraws + 100):
             # past the redraws, the unigram table: a stop there is rare
-            word = model.next_word(stream[len(stream) - history :] if attempt < options.redraws else [], rng)
-            if len(words) >= body or word not in SENTENCE_STOPS:
+            word = model.next_word(
+                stream[len(stream) - history :] if attempt < options.redraws else [], rng, sharpness
+            )
+            if word not in SENTENCE_END or len(words) >= body and word in SENTENCE_STOPS:
                 break
-        if len(words) >= body and word in SENTENCE_STOPS:
-            return words + [word]
+        if word in SENTENCE_STOPS:
+            break
         words.append(word)
         stream.append(word)
-    return words + [last]
+    return words + tail
 
 
 Chooser = Callable[[Sequence[Sequence[str]]], Sequence[int]]
@@ -115,8 +131,7 @@ def sentence_pairs(
     rng = np.random.default_rng(seed)
     places = [(s, i) for s, sentences in enumerate(stories) for i in range(len(sentences))]
     chosen = rng.choice(len(places), size=min(sentences_wanted, len(places)), replace=False)
-    sizes = np.array([size for size, _ in options.history_weights])
-    weights = np.array([weight for _, weight in options.history_weights], dtype=float)
+    weights = np.array([weight for _, weight, _ in options.history_weights], dtype=float)
     drawn: list[tuple[int, int, list[tuple[str, int]]]] = []
     for place in sorted(chosen.tolist()):
         story, index = places[place]
@@ -125,8 +140,10 @@ def sentence_pairs(
         model = models[1 - story % 2]
         options_here = []
         for _ in range(candidates):
-            history = int(rng.choice(sizes, p=weights / weights.sum()))
-            generated = " ".join(garbled_sentence(model, context, sentence, history, options, rng))
+            history, _, sharpness = options.history_weights[
+                int(rng.choice(len(weights), p=weights / weights.sum()))
+            ]
+            generated = " ".join(garbled_sentence(model, context, sentence, history, options, rng, sharpness))
             if generated not in human_sentences and generated != stories[story][index]:
                 options_here.append((generated, history))
         if options_here:

@@ -66,9 +66,14 @@ class _Table:
         self.words = sorted(counts)
         self.cumulative = list(itertools.accumulate(counts[w] for w in self.words))
 
-    def draw(self, rng: np.random.Generator) -> str:
-        point = rng.random() * self.cumulative[-1]
-        return self.words[bisect.bisect_right(self.cumulative, point)]
+    def draw(self, rng: np.random.Generator, sharpness: float = 1.0) -> str:
+        """A word in proportion to its count (to its count to the power ``sharpness``: above 1, the
+        frequent continuations are drawn more often still, as a low sampling temperature does)."""
+        if sharpness == 1.0:
+            point = rng.random() * self.cumulative[-1]
+            return self.words[bisect.bisect_right(self.cumulative, point)]
+        counts = np.diff(self.cumulative, prepend=0) ** float(sharpness)
+        return self.words[int(rng.choice(len(self.words), p=counts / counts.sum()))]
 
 
 class NgramModel:
@@ -96,11 +101,11 @@ class NgramModel:
             for size, by_history in enumerate(counts)
         ]
 
-    def next_word(self, history: Sequence[str], rng: np.random.Generator) -> str:
+    def next_word(self, history: Sequence[str], rng: np.random.Generator, sharpness: float = 1.0) -> str:
         for size in range(min(len(history), self.options.order - 1), -1, -1):
             table = self._tables[size].get(tuple(history[len(history) - size :]) if size else ())
             if table is not None:
-                return table.draw(rng)
+                return table.draw(rng, sharpness)
         raise AssertionError("the unigram table is never empty")
 
     def continue_text(self, opening: str, words: int, rng: np.random.Generator) -> str:
