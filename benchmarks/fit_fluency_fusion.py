@@ -6,11 +6,15 @@
 
 1. **Constants**: each part's mean and standard deviation on the held-back human stories of the
    development suite (``benchmarks.dev_split``: ROC, and WritingPrompts read whole), never trained
-   on: ``union`` is the logit of UNION's shipped default's P(human-written) (kept by the suite's
+   on: ``union`` is UNION's shipped default's P(human-written) (kept by the suite's
    ``--scores-dir``), ``fluency`` the reader's mean sentence logit (computed here, and kept).
-2. **Weights**: the fused score is ``(1 - w) * z_union + w * z_fluency``; ``w`` on a grid of 0.05
-   maximises the mean of the suite's eight figures (Pearson on ROC-400, WP-200, both dev-300 and
-   both MANS halves; pair accuracy on the ROC and WP held-back pairs).
+2. **Weights**: the fused score of a story is ``(1 - w) * z_union + w * z_fluency``, with one ``w``
+   per length regime, fixed before any fit from the forms stories take: at most 100 words (a
+   ROCStories story), at most 300 (a WritingPrompts story as UNION and OpenMEVA cut it), longer
+   (a whole story). The ``w`` of each regime, on a grid of 0.1, maximise together the mean of the
+   suite's eight figures (Pearson on ROC-400, WP-200, both dev-300 and both MANS halves; pair
+   accuracy on the ROC and WP held-back pairs); a regime that fewer than 50 stories of the fit
+   fall in keeps 0 (UNION alone).
 3. **Leave one set out**: each of the eight is held out in turn (each MANS half as two folds of its
    prompts), ``w`` fitted on the rest, and the held-out figure reported at that ``w``: how the fit
    carries to a set it did not see.
@@ -21,6 +25,7 @@ Prints the table as markdown (the card and RESULTS take it) and writes ``fusion.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import pathlib
@@ -40,10 +45,12 @@ from benchmarks.union_dev_suite import (  # noqa: E402
     texts_digest,
 )
 from story_quality.evaluation.correlation import coefficient  # noqa: E402
-from story_quality.fluency.fusion import Fusion, PartScale, union_logit  # noqa: E402
+from story_quality.fluency.fusion import Fusion, PartScale, Regime, story_words  # noqa: E402
 from story_quality.fluency.reader import FluencyReader  # noqa: E402
 
-GRID = np.round(np.arange(0.0, 1.0001, 0.05), 2)
+GRID = np.round(np.arange(0.0, 1.0001, 0.1), 1)
+REGIME_WORDS = (100, 300, None)  # the most words of a story in each regime (None: any length)
+MIN_REGIME_STORIES = 50  # a regime with fewer stories in the fit keeps w = 0 (UNION alone)
 HUMAN_KEYS = ("ROC held-back pairs: human", "WP whole-story pairs: human")
 PAIR_FIGURES = ("ROC held-back pairs", "WP held-back pairs")
 Parts = dict[str, dict[str, np.ndarray]]  # set key -> part -> values
@@ -75,9 +82,18 @@ def constants(parts: Parts) -> dict[str, tuple[float, float]]:
     }
 
 
-def fused(parts: Mapping[str, np.ndarray], scale: Mapping[str, tuple[float, float]], w: float) -> np.ndarray:
+def regime_of(words: np.ndarray) -> np.ndarray:
+    """Each story's regime: the first of :data:`REGIME_WORDS` that holds its number of words."""
+    bounds = [b for b in REGIME_WORDS if b is not None]
+    return np.searchsorted(np.asarray(bounds), words, side="left")
+
+
+def fused(
+    parts: Mapping[str, np.ndarray], scale: Mapping[str, tuple[float, float]], w: Sequence[float]
+) -> np.ndarray:
     z = {name: (parts[name] - mean) / std for name, (mean, std) in scale.items()}
-    return (1 - w) * z["union"] + w * z["fluency"]
+    weight = np.asarray(w)[parts["regime"]]
+    return (1 - weight) * z["union"] + weight * z["fluency"]
 
 
 def units(rated: Sequence[RatedSet]) -> dict[str, tuple[str, np.ndarray | None]]:
@@ -119,13 +135,24 @@ def mean_figure(names: Sequence[str], all_units: Mapping, score: Callable, human
     return float(np.mean([np.mean(values) for values in by_set.values()]))
 
 
-def best_weight(
+def best_weights(
     names: Sequence[str], all_units: Mapping, parts: Parts, scale: Mapping, humans: Mapping
-) -> float:
-    figures = [
-        mean_figure(names, all_units, lambda key, w=w: fused(parts[key], scale, w), humans) for w in GRID
-    ]
-    return float(GRID[int(np.argmax(figures))])
+) -> tuple[float, ...]:
+    """The regimes' weights that maximise the mean figure of ``names``; a regime that none of their
+    stories falls in keeps 0."""
+    counts = np.zeros(len(REGIME_WORDS), dtype=int)
+    for name in names:
+        key, mask = all_units[name]
+        for k in [f"{key}: human", f"{key}: corrupted"] if key in PAIR_FIGURES else [key]:
+            regimes = parts[k]["regime"] if mask is None else parts[k]["regime"][mask]
+            counts += np.bincount(regimes, minlength=len(REGIME_WORDS))
+    grids = [GRID if count >= MIN_REGIME_STORIES else np.zeros(1) for count in counts]
+    best, best_figure = (0.0,) * len(REGIME_WORDS), -np.inf
+    for w in itertools.product(*grids):
+        figure = mean_figure(names, all_units, lambda key, w=w: fused(parts[key], scale, w), humans)
+        if figure > best_figure + 1e-12:
+            best, best_figure = tuple(float(v) for v in w), figure
+    return best
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -154,44 +181,52 @@ def main(argv: Sequence[str] | None = None) -> None:
         kept = args.scores_dir / f"fluency-{args.reader.name}.json"
     fluency = reader_scores(FluencyReader(args.reader), texts, kept)
     parts: Parts = {
-        key: {"union": np.array([union_logit(p) for p in union_kept[key]["scores"]]), "fluency": fluency[key]}
+        key: {
+            "union": np.asarray(union_kept[key]["scores"], dtype=float),
+            "fluency": fluency[key],
+            "regime": regime_of(np.array([story_words(text) for text in texts[key]])),
+        }
         for key in texts
     }
     humans = {s.name: s.human for s in rated}
     scale = constants(parts)
     all_units = units(rated)
     names = list(all_units)
-    w_all = best_weight(names, all_units, parts, scale, humans)
+    w_all = best_weights(names, all_units, parts, scale, humans)
+    alone = {"UNION": (0.0,) * len(REGIME_WORDS), "reader": (1.0,) * len(REGIME_WORDS)}
 
     rows = [
-        "| figure | UNION alone | reader alone | fused at w fitted on the rest (w) | fused at the shipped w |",
+        "| figure | UNION alone | reader alone | fused, w fitted on the rest (w) | fused at the shipped w |",
         "|---|---|---|---|---|",
     ]
     for name in names:
         rest = [other for other in names if other != name]
-        w = best_weight(rest, all_units, parts, scale, humans)
+        w = best_weights(rest, all_units, parts, scale, humans)
         cells = [
             unit_figure(all_units[name], lambda key, v=v: fused(parts[key], scale, v), humans)
-            for v in (0.0, 1.0, w, w_all)
+            for v in (alone["UNION"], alone["reader"], w, w_all)
         ]
+        shown = "/".join(f"{v:.1f}" for v in w)
         rows.append(
-            f"| {name} | {cells[0]:.3f} | {cells[1]:.3f} | {cells[2]:.3f} ({w:.2f}) | {cells[3]:.3f} |"
+            f"| {name} | {cells[0]:.3f} | {cells[1]:.3f} | {cells[2]:.3f} ({shown}) | {cells[3]:.3f} |"
         )
     means = [
         mean_figure(names, all_units, lambda key, v=v: fused(parts[key], scale, v), humans)
-        for v in (0.0, 1.0, w_all)
+        for v in (alone["UNION"], alone["reader"], w_all)
     ]
     rows.append(f"| mean of eight | {means[0]:.4f} | {means[1]:.4f} | | {means[2]:.4f} |")
     fusion = Fusion(
-        {
-            "union": PartScale(*scale["union"], weight=round(1 - w_all, 4)),
-            "fluency": PartScale(*scale["fluency"], weight=round(w_all, 4)),
-        },
+        {name: PartScale(*scale[name]) for name in ("union", "fluency")},
+        tuple(
+            Regime(most, {"union": round(1 - w, 4), "fluency": round(w, 4)})
+            for most, w in zip(REGIME_WORDS, w_all, strict=True)
+        ),
         fitted_on="held-back human ROC and whole WritingPrompts stories (constants); the development suite's "
         "eight figures (weights), by benchmarks/fit_fluency_fusion.py",
     )
     print("\n".join([f"`python -m benchmarks.fit_fluency_fusion {args.reader.name}`", "", describe_machine(), "",
-                     f"constants: {json.dumps(fusion.to_dict()['parts'])}", "", *rows]))  # fmt: skip
+                     f"constants: {json.dumps(fusion.to_dict())}", "",
+                     "weights: the w of stories of at most 100 / 300 / more words", "", *rows]))  # fmt: skip
     if not args.dry_run:
         print(f"wrote {fusion.write(args.reader)}", file=sys.stderr)
 

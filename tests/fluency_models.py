@@ -7,7 +7,7 @@ import pathlib
 import torch
 from transformers import BertForSequenceClassification
 
-from story_quality.fluency.fusion import Fusion, PartScale
+from story_quality.fluency.fusion import Fusion, PartScale, Regime
 from story_quality.fluency.reader import ID2LABEL, mark_as_reader
 from tests import tiny_models
 
@@ -17,9 +17,11 @@ def save_fluency_reader(
     union_checkpoint: str | None = None,
     seed: int = 0,
     weights: tuple[float, float] = (0.6, 0.4),
+    long_weights: tuple[float, float] = (1.0, 0.0),
 ) -> pathlib.Path:
     """A random two-class BERT marked as a fluency reader, its tokenizer, and a ``fusion.json``
-    whose UNION part is ``union_checkpoint`` (a tiny one when None)."""
+    whose UNION part is ``union_checkpoint`` (a tiny one when None): ``weights`` for stories of at
+    most 40 words, ``long_weights`` for longer ones."""
     torch.manual_seed(seed)
     tok = tiny_models.tokenizer(lowercase=True, model_max_length=64)
     config = tiny_models.bert_config(
@@ -37,7 +39,11 @@ def save_fluency_reader(
             tiny_models.save_union_checkpoint(directory.parent / f"{directory.name}-union", seed=seed)
         )
     Fusion(
-        {"union": PartScale(0.5, 1.5, weights[0]), "fluency": PartScale(-0.2, 0.7, weights[1])},
+        {"union": PartScale(0.5, 0.2), "fluency": PartScale(-0.2, 0.7)},
+        (
+            Regime(40, {"union": weights[0], "fluency": weights[1]}),
+            Regime(None, {"union": long_weights[0], "fluency": long_weights[1]}),
+        ),
         union_checkpoint,
     ).write(directory)
     return directory

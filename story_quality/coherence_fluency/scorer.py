@@ -7,8 +7,8 @@
 Each story is read twice: by UNION (the shipped default, long stories in windows, as the fusion
 was fitted) for coherence, and sentence by sentence by the fluency reader. Each part becomes a
 z-score among human stories by the constants in the reader's folder (:mod:`story_quality.fluency.fusion`)
-and the fused score is their weighted sum: 0 is the human stories' mean, each unit one of their
-standard deviations (of the weighted sum's parts). The parts come back beside the whole.
+and the fused score is their weighted sum, by weights that depend on the story's length alone: 0
+is the human stories' mean. The parts come back beside the whole.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from story_quality.checkpoints.files import checkpoint_sha256
 from story_quality.coherence_fluency.options import COHERENCE_FLUENCY_OPTIONS
-from story_quality.fluency.fusion import Fusion, union_logit
+from story_quality.fluency.fusion import Fusion, story_words
 from story_quality.fluency.reader import FluencyReader, NotAFluencyReader
 from story_quality.signature import Signature
 from story_quality.text_checks import check_texts
@@ -122,8 +122,8 @@ class CoherenceFluencyScorer:
         self.reader.model.to(checked["device"])
         fluency = [story.mean_logit for story in self.reader.read(texts, 2 * checked["batch_size"])]
         fused = [
-            self.fusion.combine({"union": union_logit(u), "fluency": f})
-            for u, f in zip(union.scores, fluency, strict=True)
+            self.fusion.combine({"union": u, "fluency": f}, story_words(text))
+            for text, u, f in zip(texts, union.scores, fluency, strict=True)
         ]
         return CoherenceFluencyResult(
             fused, list(union.scores), fluency, str(self.signature(union.signature))

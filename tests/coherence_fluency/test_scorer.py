@@ -9,7 +9,7 @@ import pytest
 
 from story_quality import metric_path
 from story_quality.coherence_fluency.scorer import CoherenceFluencyScorer
-from story_quality.fluency.fusion import Fusion, union_logit
+from story_quality.fluency.fusion import Fusion, story_words
 from story_quality.fluency.reader import FluencyReader, NotAFluencyReader
 from story_quality.signature import Signature
 from story_quality.union.scorer import UnionScorer
@@ -36,8 +36,11 @@ def test_the_fused_score_is_the_parts_combined_by_the_shipped_constants(reader_d
     assert result.union == pytest.approx(union, abs=1e-6)
     assert result.fluency == pytest.approx(fluency, abs=1e-6)
     expected = [
-        fusion.combine({"union": union_logit(u), "fluency": f}) for u, f in zip(union, fluency, strict=True)
+        fusion.combine({"union": u, "fluency": f}, story_words(text))
+        for text, u, f in zip(STORIES, union, fluency, strict=True)
     ]
+    long = STORIES[3]  # over 40 words: UNION's z alone, by the second regime's weights
+    assert story_words(long) > 40 and result.scores[3] == pytest.approx((union[3] - 0.5) / 0.2, abs=1e-5)
     assert result.scores == pytest.approx(expected, abs=1e-5)
     assert len(set(result.scores)) == len(STORIES)  # the parts' weights make a difference between stories
     signature = Signature.parse(result.signature)
@@ -47,12 +50,11 @@ def test_the_fused_score_is_the_parts_combined_by_the_shipped_constants(reader_d
 def test_a_story_scores_the_same_alone_and_in_any_batch(reader_dir):
     scorer = CoherenceFluencyScorer(str(reader_dir))
     together = scorer.score(STORIES, batch_size=3).scores
-    # to 1e-5 of the score: a UNION probability near 1 has a logit that magnifies its last bits
     assert scorer.score(list(reversed(STORIES)), batch_size=1).scores == pytest.approx(
-        together[::-1], rel=1e-5
+        together[::-1], abs=1e-5
     )
     for i, story in enumerate(STORIES):
-        assert scorer.score([story]).scores == pytest.approx([together[i]], rel=1e-5)
+        assert scorer.score([story]).scores == pytest.approx([together[i]], abs=1e-5)
 
 
 def test_a_folder_that_is_not_a_fluency_reader_is_refused(reader_dir, tmp_path):
