@@ -351,7 +351,7 @@ def score_rows(
 
 
 def summarise(args: argparse.Namespace, summary: dict[str, Any]) -> str:
-    key = REGISTRY[args.metric].row_keys["scores"]
+    key = REGISTRY[args.metric].row_keys.get("scores", args.metric)  # the row field of the main score
     values = []
     with args.output.open(encoding="utf-8") as handle:
         for line in handle:
