@@ -1,8 +1,9 @@
 """coherence_fluency's speed and memory beside union's, on the same stories.
 
-    python -m benchmarks.bench_coherence_fluency                       # 400 ROC + 100 whole WP stories
-    python -m benchmarks.bench_coherence_fluency --roc 2000 --wp 0 --repeat 3
+    python -m benchmarks.bench_coherence_fluency --reader outputs/reader   # 400 ROC + 100 whole WP stories
+    python -m benchmarks.bench_coherence_fluency --reader outputs/reader --roc 2000 --wp 0 --repeat 3
 
+``--reader`` is a fluency reader's folder with its ``fusion.json`` (no reader ships: see RESULTS).
 Each metric runs in a fresh child process (so neither inherits the other's heap or warm caches):
 it loads its defaults, scores the stories once to warm up, then ``--repeat`` times; the report
 gives the best time, stories per second, and the child's peak resident memory. The stories are the
@@ -37,13 +38,14 @@ def stories(roc: int, wp: int) -> list[str]:
     return held_roc + [text for text in held_wp if text]
 
 
-def child(metric: str, roc: int, wp: int, repeat: int, batch_size: int) -> dict:
+def child(metric: str, reader: str, roc: int, wp: int, repeat: int, batch_size: int) -> dict:
     """One metric's figures, measured in this process (the child)."""
     from benchmarks.machine import peak_rss_mib, timed
-    from story_quality.registry import REGISTRY
+    from story_quality.coherence_fluency.scorer import CoherenceFluencyScorer
+    from story_quality.union.scorer import UnionScorer
 
     texts = stories(roc, wp)
-    scorer = REGISTRY[metric].build_scorer({})
+    scorer = UnionScorer() if metric == "union" else CoherenceFluencyScorer(reader)
     options = {"batch_size": batch_size} | ({"long_stories": "windows"} if metric == "union" else {})
     scorer.score(texts[:16], **options)  # warm up
     seconds = timed(lambda: scorer.score(texts, **options), repeat=repeat)
@@ -56,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--reader", required=True, help="the fluency reader's folder, with its fusion.json")
     parser.add_argument("--roc", type=int, default=400, help="held-back ROC stories (default 400)")
     parser.add_argument(
         "--wp", type=int, default=100, help="held-back WritingPrompts stories, whole (default 100)"
@@ -65,9 +68,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--child", choices=METRICS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child, args.roc, args.wp, args.repeat, args.batch_size)))
+        print(json.dumps(child(args.child, args.reader, args.roc, args.wp, args.repeat, args.batch_size)))
         return
-    flags = ["--roc", str(args.roc), "--wp", str(args.wp), "--repeat", str(args.repeat), "--batch-size", str(args.batch_size)]  # fmt: skip
+    flags = ["--reader", args.reader, "--roc", str(args.roc), "--wp", str(args.wp), "--repeat", str(args.repeat), "--batch-size", str(args.batch_size)]  # fmt: skip
     results = {}
     for metric in METRICS:
         out = subprocess.run(
@@ -77,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         results[metric] = json.loads(out.stdout.strip().splitlines()[-1])
     union, fused = results["union"], results["coherence_fluency"]
     lines = [
-        f"`python -m benchmarks.bench_coherence_fluency --roc {args.roc} --wp {args.wp} --repeat {args.repeat}`",
+        f"`python -m benchmarks.bench_coherence_fluency --reader READER --roc {args.roc} --wp {args.wp} --repeat {args.repeat}`",
         "",
         describe_machine(),
         "",

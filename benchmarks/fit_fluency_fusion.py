@@ -44,6 +44,7 @@ from benchmarks.union_dev_suite import (  # noqa: E402
     read_kept_scores,
     texts_digest,
 )
+from story_quality.evaluation import meta_figures  # noqa: E402
 from story_quality.evaluation.correlation import coefficient  # noqa: E402
 from story_quality.fluency.fusion import Fusion, PartScale, Regime, story_words  # noqa: E402
 from story_quality.fluency.reader import FluencyReader  # noqa: E402
@@ -98,13 +99,13 @@ def fused(
 
 def units(rated: Sequence[RatedSet]) -> dict[str, tuple[str, np.ndarray | None]]:
     """The units left out in turn: each figure's set, a MANS half as two folds of its prompts (by
-    the prompt's order of first appearance, even and odd)."""
+    the prompt's order of first appearance in the file, even and odd)."""
     out: dict[str, tuple[str, np.ndarray | None]] = {}
     for rated_set in rated:
         if rated_set.systems is None:
             out[rated_set.name] = (rated_set.name, None)
             continue
-        prompts = [story.split(" . ")[0] for story in rated_set.stories]
+        prompts = rated_set.prompts or rated_set.systems
         order = {prompt: i for i, prompt in enumerate(dict.fromkeys(prompts))}
         folds = np.array([order[prompt] % 2 for prompt in prompts])
         for fold in (0, 1):
@@ -153,6 +154,26 @@ def best_weights(
         if figure > best_figure + 1e-12:
             best, best_figure = tuple(float(v) for v in w), figure
     return best
+
+
+def alone_table(rated: Sequence[RatedSet], readers: Mapping[str, Callable[[str], np.ndarray]]) -> list[str]:
+    """Each reader alone on each rated set: pooled Pearson, and on a MANS half the mean within-system
+    Pearson and the mean per-prompt Kendall (the meta-evaluation's figures)."""
+    rows = ["| reader alone | " + " | ".join(s.name for s in rated) + " |", "|---" * (len(rated) + 1) + "|"]
+    for name, score in readers.items():
+        cells = []
+        for rated_set in rated:
+            values, human = score(rated_set.name), rated_set.human
+            cell = f"{meta_figures.pearson(values, human):+.3f}"
+            if rated_set.systems is not None and rated_set.prompts is not None:
+                systems = np.unique(np.asarray(rated_set.systems), return_inverse=True)[1]
+                prompts = np.unique(np.asarray(rated_set.prompts), return_inverse=True)[1]
+                within = meta_figures.within_system(meta_figures.pearson)(values, human, systems, None)
+                per_prompt = meta_figures.group_kendall(values, human, systems, prompts)
+                cell += f" (within {within:+.3f}, per prompt {per_prompt:+.3f})"
+            cells.append(cell)
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -214,7 +235,32 @@ def main(argv: Sequence[str] | None = None) -> None:
         mean_figure(names, all_units, lambda key, v=v: fused(parts[key], scale, v), humans)
         for v in (alone["UNION"], alone["reader"], w_all)
     ]
-    rows.append(f"| mean of eight | {means[0]:.4f} | {means[1]:.4f} | | {means[2]:.4f} |")
+    rows.append(
+        f"| mean of eight (a MANS half: its folds' mean) | {means[0]:.4f} | {means[1]:.4f} | | {means[2]:.4f} |"
+    )
+    whole = {s.name: (s.name, None) for s in rated} | {name: (name, None) for name in PAIR_FIGURES}
+    pooled = [
+        mean_figure(list(whole), whole, lambda key, v=v: fused(parts[key], scale, v), humans)
+        for v in (alone["UNION"], alone["reader"], w_all)
+    ]
+    rows.append(
+        f"| mean of eight (the ship rule's: each set whole) | {pooled[0]:.4f} | {pooled[1]:.4f} | | {pooled[2]:.4f} |"
+    )
+    for rated_set in rated:
+        if rated_set.systems is not None:
+            figures = [
+                unit_figure(whole[rated_set.name], lambda key, v=v: fused(parts[key], scale, v), humans)
+                for v in (alone["UNION"], alone["reader"], w_all)
+            ]
+            rows.append(
+                f"| {rated_set.name}, whole | {figures[0]:.3f} | {figures[1]:.3f} | | {figures[2]:.3f} |"
+            )
+    rows += [
+        "",
+        *alone_table(
+            rated, {"UNION": lambda key: parts[key]["union"], "reader": lambda key: parts[key]["fluency"]}
+        ),
+    ]
     fusion = Fusion(
         {name: PartScale(*scale[name]) for name in ("union", "fluency")},
         tuple(

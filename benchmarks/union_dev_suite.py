@@ -96,6 +96,7 @@ class RatedSet:
     # The system that generated each story, where a set has several: its figures then add the
     # mean of the within-system Pearsons.
     systems: list[str] | None = None
+    prompts: list[str] | None = None  # each story's prompt, where a prompt has several stories
 
 
 @dataclass
@@ -185,7 +186,9 @@ def mans_set(domain: str) -> RatedSet:
     systems = [row["system"] for row in rows]
     oracle = meta_figures.mean_oracle(human, system_codes(systems))
     refs = {"each system's mean rating (oracle)": _correlations(oracle, human)}
-    return _with_baseline(f"MANS-{domain.upper()} dev", stories, human, refs, systems)
+    rated = _with_baseline(f"MANS-{domain.upper()} dev", stories, human, refs, systems)
+    rated.prompts = [row["prompt"] for row in rows]
+    return rated
 
 
 def rated_sets() -> list[RatedSet]:

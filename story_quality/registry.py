@@ -13,12 +13,10 @@ Nothing here imports torch: a scorer's module is imported when one is built.
 from __future__ import annotations
 
 import importlib
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from story_quality.coherence_fluency.options import COHERENCE_FLUENCY_OPTIONS
 from story_quality.gruen.options import GRUEN_OPTIONS, MODEL_OPTIONS
 from story_quality.options import OptionSpec
 from story_quality.union.options import UNION_OPTIONS
@@ -53,11 +51,6 @@ REGISTRY: dict[str, MetricEntry] = {
         MetricEntry("gruen", "quality", GRUEN_OPTIONS, "story_quality.gruen.scorer:GruenScorer",
                     {key: key for key in GRUEN_ROWS}, ("gruen_score", "mean_gruen"), {"gruen": (0.0, 1.0)},
                     scorer_options=MODEL_OPTIONS),
-        MetricEntry("coherence_fluency", "coherence and fluency", COHERENCE_FLUENCY_OPTIONS,
-                    "story_quality.coherence_fluency.scorer:CoherenceFluencyScorer",
-                    {"scores": "coherence_fluency", "union": "union", "fluency": "fluency"},
-                    ("coherence_fluency_score",),
-                    {"coherence_fluency": (-math.inf, math.inf), "fluency": (-math.inf, math.inf)}),
     )
 }  # fmt: skip
 METRICS = tuple(REGISTRY)

@@ -24,10 +24,9 @@ COHERENCE_FLUENCY_OPTIONS = OptionSpec(
             "checkpoint",
             "model",
             None,
-            "the fluency reader's folder, holding its fusion constants (evaluate.load's config_name): "
-            "default, the shipped one, or a folder written by training/train_fluency.py and refitted by "
-            "benchmarks/fit_fluency_fusion.py",
-            default_text="default, the shipped reader",
+            "the fluency reader's folder, holding its fusion constants: a folder written by "
+            "training/train_fluency.py and fitted by benchmarks/fit_fluency_fusion.py (no reader ships)",
+            default_text="none: a reader folder must be given",
         ),
     ),
 )

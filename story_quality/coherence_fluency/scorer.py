@@ -1,6 +1,10 @@
-"""coherence_fluency scoring as one object: UNION's shipped default and a fluency reader, loaded once.
+"""coherence_fluency scoring as one object: a fluency reader and UNION's shipped default, loaded once.
 
-    >>> scorer = CoherenceFluencyScorer("default")                 # doctest: +SKIP
+The scorer of a candidate third metric: no fluency reader has passed the ship rule yet
+(``benchmarks/RESULTS.md``), so it is not in the registry; ``benchmarks.bench_coherence_fluency``
+and the tests run it on a reader folder, and a reader that passes needs its registry line only.
+
+    >>> scorer = CoherenceFluencyScorer("outputs/reader")              # doctest: +SKIP
     >>> result = scorer.score(["Ken went to the store. He bought milk."])  # doctest: +SKIP
     >>> result.scores, result.union, result.fluency, result.signature      # doctest: +SKIP
 
@@ -25,40 +29,30 @@ from story_quality.fluency.fusion import Fusion, story_words
 from story_quality.fluency.reader import FluencyReader, NotAFluencyReader
 from story_quality.signature import Signature
 from story_quality.text_checks import check_texts
-from story_quality.union.checkpoints import CheckpointError, verify_checkpoint
 from story_quality.union.scorer import UnionScorer
 
 SHIPPED_READER = "default"
-SHIPPED_READER_FOLDER = "default_reader"
-# sha256 of the shipped reader's SHA256SUMS, which lists the sha256 of every other file in it.
-SHIPPED_READER_MANIFEST_SHA256 = "0000000000000000000000000000000000000000000000000000000000000000"
 # The fusion's UNION part reads long stories in windows, as its constants were fitted.
 LONG_STORIES = "windows"
 
 
-def shipped_reader_dir() -> pathlib.Path:
-    """The shipped reader's folder, package data of ``story_quality.metrics.coherence_fluency``."""
-    folder = (
-        pathlib.Path(__file__).resolve().parents[1] / "metrics" / "coherence_fluency" / SHIPPED_READER_FOLDER
-    )
-    if not folder.is_dir():
-        raise CheckpointError(
-            f"The shipped fluency reader ('{SHIPPED_READER}') was not found in {folder}: install the project "
-            "(pip install -e . in a clone), or pass a reader folder as the config name."
-        )
-    verify_checkpoint(folder, SHIPPED_READER_MANIFEST_SHA256)
-    return folder
-
-
 def reader_folder(name: str) -> pathlib.Path:
-    """The folder a config name means: the shipped reader for ``default``, else a local folder."""
+    """The folder a reader's name means: a local folder with the reader and its ``fusion.json``.
+
+    No reader ships: none of the candidates passed the ship rule (``benchmarks/RESULTS.md``), so
+    ``"default"`` is refused, saying so.
+    """
     if name == SHIPPED_READER:
-        return shipped_reader_dir()
+        raise NotAFluencyReader(
+            "no fluency reader ships: no candidate passed the ship rule (benchmarks/RESULTS.md, 'A fluency "
+            "reader beside UNION'); give a folder written by training/train_fluency.py and fitted by "
+            "benchmarks/fit_fluency_fusion.py"
+        )
     folder = pathlib.Path(name)
     if not folder.is_dir():
         raise NotAFluencyReader(
-            f"{name!r} is not a fluency reader: give 'default' (the shipped reader) or a folder written by "
-            "training/train_fluency.py with its fusion.json"
+            f"{name!r} is not a fluency reader: give a folder written by training/train_fluency.py with "
+            "the fusion.json of benchmarks/fit_fluency_fusion.py"
         )
     return folder
 
@@ -90,7 +84,7 @@ class CoherenceFluencyResult:
 class CoherenceFluencyScorer:
     """A fluency reader with its fusion constants and UNION's shipped default, loaded once."""
 
-    def __init__(self, checkpoint: str = SHIPPED_READER) -> None:
+    def __init__(self, checkpoint: str) -> None:
         self.name = checkpoint
         self.folder = reader_folder(checkpoint)
         self.reader = FluencyReader(self.folder)

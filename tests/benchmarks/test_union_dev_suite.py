@@ -292,3 +292,24 @@ def test_a_set_that_lists_each_raters_rating_gets_the_raters_ceiling():
     assert (
         union_dev_suite.CEILING not in union_dev_suite._with_baseline("plain", stories, human, {}).references
     )
+
+
+def test_a_registered_metric_is_a_row_scored_through_its_registry_scorer():
+    read = union_dev_suite.member_scorer("metric:union", 2, None, None)
+    direct = UnionScorer().score(STORIES, batch_size=2).scores
+    assert read("set", STORIES).tolist() == direct
+    assert (
+        union_dev_suite.member_scorer("metric:union:scores", 2, None, None)("set", STORIES).tolist() == direct
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("metric:bleu", "no metric 'bleu'; the registry has union, gruen"),
+        ("metric:union:fluency", "no per-text 'fluency'"),
+    ],
+)
+def test_a_metric_row_the_registry_cannot_give_is_refused_naming_it(spec, message):
+    with pytest.raises(ValueError, match=re.escape(f"{spec}: ") + ".*" + re.escape(message)):
+        union_dev_suite.member_scorer(spec, 2, None, None)

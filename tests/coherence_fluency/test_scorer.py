@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 
-import evaluate
 import pytest
 
-from story_quality import metric_path
 from story_quality.coherence_fluency.scorer import CoherenceFluencyScorer
 from story_quality.fluency.fusion import Fusion, story_words
 from story_quality.fluency.reader import FluencyReader, NotAFluencyReader
@@ -62,19 +60,11 @@ def test_a_folder_that_is_not_a_fluency_reader_is_refused(reader_dir, tmp_path):
         CoherenceFluencyScorer(json.loads((reader_dir / "fusion.json").read_text())["union_checkpoint"])
     with pytest.raises(NotAFluencyReader, match="is not a fluency reader"):
         CoherenceFluencyScorer(str(tmp_path / "nowhere"))
+    with pytest.raises(NotAFluencyReader, match="no fluency reader ships"):
+        CoherenceFluencyScorer("default")
     (reader_dir.parent / "no-fusion").mkdir()
     for name in ("config.json", "model.safetensors", "tokenizer_config.json", "vocab.txt"):
         if (reader_dir / name).exists():
             (reader_dir.parent / "no-fusion" / name).write_bytes((reader_dir / name).read_bytes())
     with pytest.raises(ValueError, match="holds no fusion.json"):
         CoherenceFluencyScorer(str(reader_dir.parent / "no-fusion"))
-
-
-def test_the_metric_gives_the_scorer_s_scores_and_parts(reader_dir):
-    metric = evaluate.load(metric_path("coherence_fluency"), str(reader_dir))
-    result = metric.compute(predictions=STORIES[:2], batch_size=4)
-    direct = CoherenceFluencyScorer(str(reader_dir)).score(STORIES[:2]).as_dict()
-    assert sorted(result) == ["coherence_fluency_score", "fluency", "scores", "signature", "union"]
-    for key in ("scores", "union", "fluency"):
-        assert result[key] == pytest.approx(direct[key], abs=1e-6)
-    assert result["coherence_fluency_score"] == pytest.approx(sum(direct["scores"]) / 2)
