@@ -27,12 +27,18 @@ from story_quality.precision import PRECISIONS
 from story_quality.warning_origin import user_stacklevel
 
 
-def check_count(value: Any, name: str, minimum: int = 1) -> int:
-    """An integer option (not a bool, float or string) no smaller than ``minimum``."""
+def check_count(
+    value: Any, name: str, minimum: int = 1, maximum: int | None = None, why_maximum: str = ""
+) -> int:
+    """An integer option (not a bool, float or string) no smaller than ``minimum`` and, when
+    ``maximum`` is given, no larger (``why_maximum`` says why, in the error)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {value!r}.")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}.")
+    if maximum is not None and value > maximum:
+        reason = f" ({why_maximum})" if why_maximum else ""
+        raise ValueError(f"{name} must be at most {maximum}{reason}, got {value}.")
     return int(value)
 
 
@@ -126,7 +132,8 @@ KINDS = {
 class Option:
     """One keyword argument of a metric's ``compute``.
 
-    ``kind`` is one of :data:`KINDS`: ``count`` an integer of at least ``minimum``, ``choice`` one
+    ``kind`` is one of :data:`KINDS`: ``count`` an integer of at least ``minimum`` (and at most
+    ``maximum`` when given, for the reason ``why_maximum``), ``choice`` one
     of ``choices``, ``flag`` True or False only, ``model`` a Hub id or a folder, ``revision`` a
     Hub revision, ``device`` where to run. A ``default`` of None means "not given": the metric
     decides (``default_text`` says how).
@@ -138,6 +145,8 @@ class Option:
     help: str
     choices: tuple[str, ...] = ()
     minimum: int = 1
+    maximum: int | None = None
+    why_maximum: str = ""
     # What the docs say of a default the metric decides; a function when saying it reads a file
     # (the shipped default's config), so that importing the spec reads nothing.
     default_text: str | Callable[[], str] | None = None
@@ -161,7 +170,7 @@ class Option:
         if value is None and self.default is None:
             return None
         if self.kind == "count":
-            return check_count(value, self.name, self.minimum)
+            return check_count(value, self.name, self.minimum, self.maximum, self.why_maximum)
         if self.kind == "choice":
             return check_choice(value, self.name, self.choices)
         if self.kind == "flag":
@@ -175,6 +184,8 @@ class Option:
     def type_text(self) -> str:
         """The type and range, as the card's table writes it."""
         if self.kind == "count":
+            if self.maximum is not None:
+                return f"int from {self.minimum} to {self.maximum}"
             return f"int >= {self.minimum}"
         if self.kind == "choice":
             return " or ".join(f'`"{choice}"`' for choice in self.choices)

@@ -16,6 +16,9 @@ from story_quality.union.human_scale import HUMAN_SCALES
 DEFAULT_BATCH_SIZE = 32
 # Worker processes preparing text on a GPU at most: one core each, one core left to the main process.
 MOST_DEFAULT_WORKERS = 8
+# Worker processes a caller may ask for at most: each is a process holding its own tokenizer, and
+# past a core each they only add start-up time and memory.
+MOST_WORKERS = 64
 # How a story longer than the window is read (story_quality.union.windows), and the config key
 # under which a checkpoint records the reading it was validated with.
 LONG_STORIES = ("head", "windows")
@@ -82,6 +85,9 @@ UNION_OPTIONS = OptionSpec(
             "worker processes that normalise and tokenise the next stories while the model scores "
             "the ones before (0: the calling process prepares every story first); scores do not depend on it",
             minimum=0,
+            maximum=MOST_WORKERS,
+            why_maximum="each worker is a process with its own tokenizer; more than a core each only "
+            "adds start-up time and memory",
             default_text=f"0 on a CPU (the model uses every core); on a GPU one per core but one, at most "
             f"{MOST_DEFAULT_WORKERS}",
         ),

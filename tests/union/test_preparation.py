@@ -214,3 +214,10 @@ def test_torchrun_processes_each_start_their_own_workers(checkpoint, tmp_path):
     again = [json.loads(line) for line in two.read_text().splitlines()]
     assert len(rows) == len(again) == len([text for text in stories() if text.strip()])
     assert [row["union"] for row in again] == pytest.approx([row["union"] for row in rows], abs=1e-6, rel=0)
+
+
+def test_a_worker_count_above_the_bound_is_refused_with_the_bound(scorer):
+    from story_quality.union.options import MOST_WORKERS
+
+    with pytest.raises(ValueError, match=f"num_workers must be at most {MOST_WORKERS}.*got 1000000"):
+        scorer.score(["Tom ran."], num_workers=10**6)
