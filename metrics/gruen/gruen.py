@@ -63,6 +63,12 @@ class Gruen(metric_module.ScorerMetric, evaluate.Metric):
     entry = REGISTRY["gruen"]
 
     def _info(self) -> evaluate.MetricInfo:
+        # evaluate sets config_name before asking for the info: refuse one GRUEN would ignore.
+        if self.config_name != "default":
+            raise ValueError(
+                f"gruen takes no config name, got {self.config_name!r}: GRUEN's models are chosen by "
+                "lm_model=, cola_model= and sop_model= in compute."
+            )
         return metric_module.text_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, CITATION, PAPER_URL)
 
     def check_predictions(self, predictions) -> list[str]:

@@ -202,3 +202,8 @@ def test_an_unreachable_default_names_the_model_its_pinned_commit_and_the_way_ou
     assert "CoLA classifier (cola_model) from 'Apucs/bert-fine-tuned-cola'" in message
     assert "2e97c90a2abbf40f72a0bbcdb2a4fb8cc728f34c" in message  # the pinned commit
     assert "cola_model='/path/to/folder'" in message
+
+
+def test_a_config_name_is_refused_pointing_at_the_model_options():
+    with pytest.raises(ValueError, match=r"'org/x'.*lm_model=, cola_model= and sop_model= in compute"):
+        evaluate.load(str(REPO / "metrics" / "gruen"), "org/x")
