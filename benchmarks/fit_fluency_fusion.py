@@ -176,7 +176,7 @@ def alone_table(rated: Sequence[RatedSet], readers: Mapping[str, Callable[[str],
     return rows
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -187,8 +187,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="the suite's kept scores of UNION's shipped default (--scores-dir, read in windows)")  # fmt: skip
     parser.add_argument("--scores-dir", type=pathlib.Path, help="keep the reader's scores here")
     parser.add_argument("--dry-run", action="store_true", help="print the table, write no fusion.json")
-    args = parser.parse_args(argv)
-    rated, pairs = rated_sets(), pair_sets()
+    return parser
+
+
+def suite_parts(parser: argparse.ArgumentParser, args: argparse.Namespace, rated, pairs) -> Parts:
+    """Every text list of the suite with its two parts (UNION's kept scores, the reader's) and regimes."""
     texts: dict[str, list[str]] = {s.name: s.stories for s in rated}
     for pair_set in pairs:
         texts.update([pair_set.human_texts(), pair_set.corrupted_texts()])
@@ -201,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.scores_dir.mkdir(parents=True, exist_ok=True)
         kept = args.scores_dir / f"fluency-{args.reader.name}.json"
     fluency = reader_scores(FluencyReader(args.reader), texts, kept)
-    parts: Parts = {
+    return {
         key: {
             "union": np.asarray(union_kept[key]["scores"], dtype=float),
             "fluency": fluency[key],
@@ -209,58 +212,57 @@ def main(argv: Sequence[str] | None = None) -> None:
         }
         for key in texts
     }
+
+
+def figure_rows(rated, parts: Parts, scale: Mapping, w_all: Sequence[float]) -> list[str]:
+    """The table: each unit left out in turn, the means of eight, the MANS halves whole."""
     humans = {s.name: s.human for s in rated}
-    scale = constants(parts)
     all_units = units(rated)
     names = list(all_units)
-    w_all = best_weights(names, all_units, parts, scale, humans)
-    alone = {"UNION": (0.0,) * len(REGIME_WORDS), "reader": (1.0,) * len(REGIME_WORDS)}
+    columns = {"UNION": (0.0,) * len(REGIME_WORDS), "reader": (1.0,) * len(REGIME_WORDS), "fused": w_all}
+
+    def at(weights: Sequence[float]) -> Callable[[str], np.ndarray]:
+        return lambda key: fused(parts[key], scale, weights)
 
     rows = [
         "| figure | UNION alone | reader alone | fused, w fitted on the rest (w) | fused at the shipped w |",
         "|---|---|---|---|---|",
     ]
     for name in names:
-        rest = [other for other in names if other != name]
-        w = best_weights(rest, all_units, parts, scale, humans)
+        w = best_weights([other for other in names if other != name], all_units, parts, scale, humans)
         cells = [
-            unit_figure(all_units[name], lambda key, v=v: fused(parts[key], scale, v), humans)
-            for v in (alone["UNION"], alone["reader"], w, w_all)
+            unit_figure(all_units[name], at(v), humans)
+            for v in (columns["UNION"], columns["reader"], w, w_all)
         ]
         shown = "/".join(f"{v:.1f}" for v in w)
         rows.append(
             f"| {name} | {cells[0]:.3f} | {cells[1]:.3f} | {cells[2]:.3f} ({shown}) | {cells[3]:.3f} |"
         )
-    means = [
-        mean_figure(names, all_units, lambda key, v=v: fused(parts[key], scale, v), humans)
-        for v in (alone["UNION"], alone["reader"], w_all)
-    ]
-    rows.append(
-        f"| mean of eight (a MANS half: its folds' mean) | {means[0]:.4f} | {means[1]:.4f} | | {means[2]:.4f} |"
-    )
     whole = {s.name: (s.name, None) for s in rated} | {name: (name, None) for name in PAIR_FIGURES}
-    pooled = [
-        mean_figure(list(whole), whole, lambda key, v=v: fused(parts[key], scale, v), humans)
-        for v in (alone["UNION"], alone["reader"], w_all)
-    ]
-    rows.append(
-        f"| mean of eight (the ship rule's: each set whole) | {pooled[0]:.4f} | {pooled[1]:.4f} | | {pooled[2]:.4f} |"
-    )
+    for label, units_of in (
+        ("a MANS half: its folds' mean", all_units),
+        ("the ship rule's: each set whole", whole),
+    ):
+        means = [mean_figure(list(units_of), units_of, at(v), humans) for v in columns.values()]
+        rows.append(f"| mean of eight ({label}) | {means[0]:.4f} | {means[1]:.4f} | | {means[2]:.4f} |")
     for rated_set in rated:
         if rated_set.systems is not None:
-            figures = [
-                unit_figure(whole[rated_set.name], lambda key, v=v: fused(parts[key], scale, v), humans)
-                for v in (alone["UNION"], alone["reader"], w_all)
-            ]
+            figures = [unit_figure(whole[rated_set.name], at(v), humans) for v in columns.values()]
             rows.append(
                 f"| {rated_set.name}, whole | {figures[0]:.3f} | {figures[1]:.3f} | | {figures[2]:.3f} |"
             )
-    rows += [
-        "",
-        *alone_table(
-            rated, {"UNION": lambda key: parts[key]["union"], "reader": lambda key: parts[key]["fluency"]}
-        ),
-    ]
+    readers = {"UNION": lambda key: parts[key]["union"], "reader": lambda key: parts[key]["fluency"]}
+    return [*rows, "", *alone_table(rated, readers)]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    rated, pairs = rated_sets(), pair_sets()
+    parts = suite_parts(parser, args, rated, pairs)
+    scale = constants(parts)
+    all_units = units(rated)
+    w_all = best_weights(list(all_units), all_units, parts, scale, {s.name: s.human for s in rated})
     fusion = Fusion(
         {name: PartScale(*scale[name]) for name in ("union", "fluency")},
         tuple(
@@ -272,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print("\n".join([f"`python -m benchmarks.fit_fluency_fusion {args.reader.name}`", "", describe_machine(), "",
                      f"constants: {json.dumps(fusion.to_dict())}", "",
-                     "weights: the w of stories of at most 100 / 300 / more words", "", *rows]))  # fmt: skip
+                     "weights: the w of stories of at most 100 / 300 / more words", "",
+                     *figure_rows(rated, parts, scale, w_all)]))  # fmt: skip
     if not args.dry_run:
         print(f"wrote {fusion.write(args.reader)}", file=sys.stderr)
 
