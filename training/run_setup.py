@@ -155,6 +155,33 @@ def push_target(args: TrainingArguments, script_logger: logging.Logger) -> tuple
 RECIPE_SUFFIXES = (".json", ".yaml", ".yml")
 
 
+def _mapping_of_unique_keys(pairs: Sequence[tuple[Any, Any]]) -> dict[Any, Any]:
+    """A JSON object or YAML mapping as a dict, or the error naming a key given twice (which
+    ``json`` and ``yaml`` would otherwise let the last one win)."""
+    mapping: dict[Any, Any] = {}
+    for key, value in pairs:
+        if key in mapping:
+            raise ValueError(f"{key!r} given twice")
+        mapping[key] = value
+    return mapping
+
+
+def _unique_key_yaml_loader() -> type:
+    """``yaml.SafeLoader`` refusing a mapping with a key given twice."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            self.flatten_mapping(node)
+            pairs = [
+                (self.construct_object(key, deep=deep), self.construct_object(value, deep=deep))
+                for key, value in node.value
+            ]
+            return _mapping_of_unique_keys(pairs)
+
+    return UniqueKeyLoader
+
+
 def config_flags(path: str) -> list[str]:
     """A recipe file (a JSON or YAML object of argument names and values, as ``HfArgumentParser``'s
     ``parse_json_file`` / ``parse_yaml_file`` read) as the flags it stands for.
@@ -169,7 +196,10 @@ def config_flags(path: str) -> list[str]:
 
     try:
         with open(path, encoding="utf-8") as handle:
-            options = json.load(handle) if path.endswith(".json") else yaml.safe_load(handle)
+            if path.endswith(".json"):
+                options = json.load(handle, object_pairs_hook=_mapping_of_unique_keys)
+            else:
+                options = yaml.load(handle, Loader=_unique_key_yaml_loader())  # a SafeLoader
     except (OSError, ValueError, yaml.YAMLError) as error:
         raise ValueError(f"recipe file {path}: {' '.join(str(error).split())}") from None
     if not isinstance(options, dict):

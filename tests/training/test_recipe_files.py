@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 
 import pytest
 from transformers import HfArgumentParser
@@ -65,3 +66,17 @@ def test_a_recipe_that_is_not_an_object_of_arguments_is_refused_naming_it(tmp_pa
     recipe.write_text(content)
     with pytest.raises(ValueError, match="bad.json"):
         _parse([str(recipe)])
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("recipe.json", '{"seed": 1, "learning_rate": 0.1, "seed": 2}'),
+        ("recipe.yaml", "seed: 1\nlearning_rate: 0.1\nseed: 2\n"),
+    ],
+)
+def test_a_key_given_twice_is_refused_naming_the_key_and_the_file(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"recipe file {re.escape(str(path))}: .*'seed' given twice"):
+        run_setup.config_flags(str(path))
