@@ -67,6 +67,15 @@ def check_revision(push: bool, revision: str | None) -> None:
         )
 
 
+def check_model_id(push: bool, hub_model_id: str | None) -> None:
+    """Refuse ``--hub_model_id`` without ``--push_to_hub``: it would train and upload nothing, without a word."""
+    if hub_model_id and not push:
+        raise ValueError(
+            f"--hub_model_id {hub_model_id} names the repository of a push, but --push_to_hub is not set: "
+            "nothing would be uploaded. Add --push_to_hub true, or drop --hub_model_id."
+        )
+
+
 def push_checkpoint(
     folder: str | os.PathLike,
     repo_id: str,

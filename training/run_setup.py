@@ -28,6 +28,7 @@ from story_quality.input_files import DATA_FILE_BUILDERS as DATA_FILE_BUILDERS  
 from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.training.hub_push import (
     PushError,
+    check_model_id,
     check_push_strategy,
     check_revision,
     push_checkpoint,
@@ -233,6 +234,7 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
         if any(arg.split("=")[0] == "--hub_strategy" for arg in argv):  # Trainer's default is every_save
             check_push_strategy(parsed[-1].hub_strategy)
         check_revision(parsed[-1].push_to_hub, parsed[-1].hub_revision)
+        check_model_id(parsed[-1].push_to_hub, parsed[-1].hub_model_id)
     except ValueError as error:
         refuse(error)
     return parsed

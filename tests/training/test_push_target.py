@@ -117,3 +117,18 @@ def test_hub_revision_without_push_to_hub_is_refused(tmp_path, capsys):
         "--hub_revision dev names the branch of a push, but --push_to_hub is not set"
         in capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize(
+    ("script", "flags"), [(train_union, ["--dataset", "x.jsonl"]), (train_cola, [])], ids=["union", "cola"]
+)
+def test_hub_model_id_without_push_to_hub_is_refused(tmp_path, capsys, script, flags):
+    argv = [*flags, "--output_dir", str(tmp_path / "o"), "--hub_model_id", "me/run"]
+    with pytest.raises(SystemExit) as exit_:
+        script.main(argv)
+    assert exit_.value.code == 2
+    assert (
+        "--hub_model_id me/run names the repository of a push, but --push_to_hub is not set"
+        in capsys.readouterr().err
+    )
+    assert not (tmp_path / "o").exists()
