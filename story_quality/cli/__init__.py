@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from story_quality.cli import compare, meta_evaluate, publish_metric, score
 from story_quality.cli.errors import run_and_report
+from story_quality.versions import package_version
 
 COMMANDS = {
     "score": score,
@@ -37,7 +38,7 @@ how well a metric agrees with your own ratings.
   story-quality meta-evaluate ratings.jsonl union.jsonl gruen.jsonl --json meta.json
   story-quality publish-metric union --repo-id ORG/NAME --output space/
 
-Each command's --help says the rest.
+Each command's --help says the rest; --version prints this package's version.
 """
 
 
@@ -46,6 +47,7 @@ def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     root = argparse.ArgumentParser(
         prog="story-quality", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    root.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = root.add_subparsers(dest="command", required=True)
     return root, {name: command.add_parser(commands) for name, command in COMMANDS.items()}
 
