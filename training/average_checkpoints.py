@@ -11,8 +11,9 @@ for CoLA models) loads it like any other.
 
     python training/average_checkpoints.py --output-dir outputs/union-soup run1/checkpoint run2/checkpoint
 
-Checkpoints must agree on everything but their weights (configuration, vocabulary, tensor
-names and shapes); the first difference found is an error that names the checkpoint and item.
+Checkpoints must agree on everything but their weights (configuration, vocabulary and the rest of
+the tokenizer, tensor names and shapes); the first difference found is an error that names the
+checkpoint and item.
 Members must also share their *initialisation*, the freshly drawn classifier head included
 (one ``--seed`` for ``train_union.py``, other data): runs that start from different heads end
 with weight matrices that point apart, and averaging those squeezes the scores together. A weight
@@ -59,12 +60,47 @@ SOUP = OutputKind(
 )  # fmt: skip
 
 
+# Tokenizer arguments that say where a tokenizer was loaded from, not how it splits text.
+TOKENIZER_PROVENANCE_KEYS = frozenset(
+    {
+        "name_or_path",
+        "is_local",
+        "local_files_only",
+        "vocab_file",
+        "merges_file",
+        "tokenizer_file",
+        "_commit_hash",
+    }
+)
+# Parts of a fast tokenizer's file that are the state of the last call, or the vocabulary (checked alone).
+TOKENIZER_STATE_KEYS = frozenset({"truncation", "padding", "version"})
+
+
 class CheckpointMismatch(ValueError):
     """Two checkpoints differ in something other than their weights, so they cannot be averaged."""
 
 
 def comparable_config(config: PretrainedConfig) -> dict[str, Any]:
     return {k: v for k, v in config.to_dict().items() if k not in PROVENANCE_KEYS}
+
+
+def comparable_tokenizer(tokenizer: Any) -> dict[str, Any]:
+    """How a tokenizer splits text, item by item: its arguments (lower-casing, special tokens, window)
+    and a fast tokenizer's normaliser, pre-tokeniser, post-processor, decoder and model settings;
+    not where it was loaded from, nor its vocabulary (compared on its own)."""
+    items = {
+        key: repr(value)
+        for key, value in tokenizer.init_kwargs.items()
+        if key not in TOKENIZER_PROVENANCE_KEYS
+    }
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        for part, value in json.loads(backend.to_str()).items():
+            if part == "model":
+                items.update({f"model.{k}": v for k, v in value.items() if k not in ("vocab", "merges")})
+            elif part not in TOKENIZER_STATE_KEYS:
+                items[part] = value
+    return items
 
 
 def refuse_non_finite(model: torch.nn.Module, name: str) -> None:
@@ -175,12 +211,16 @@ def average_checkpoints(
     models, tokenizers = zip(*(load_member(name) for name in names), strict=True)
     reference_config = comparable_config(models[0].config)
     reference_vocab = tokenizers[0].get_vocab()
+    reference_tokenizer = comparable_tokenizer(tokenizers[0])
     for name, model, tokenizer in zip(names[1:], models[1:], tokenizers[1:], strict=True):
         difference = _first_difference(reference_config, comparable_config(model.config))
         if difference is not None:
             raise CheckpointMismatch(f"{name}'s configuration differs from {names[0]}'s: {difference}")
         if tokenizer.get_vocab() != reference_vocab:
             raise CheckpointMismatch(f"{name}'s vocabulary differs from {names[0]}'s")
+        difference = _first_difference(reference_tokenizer, comparable_tokenizer(tokenizer))
+        if difference is not None:
+            raise CheckpointMismatch(f"{name}'s tokenizer differs from {names[0]}'s: {difference}")
     for model, name in zip(models, names, strict=True):
         refuse_non_finite(model, name)
     states = [model.state_dict() for model in models]

@@ -110,6 +110,21 @@ def test_a_vocabulary_difference_is_named(runs, tmp_path):
         average_checkpoints([runs[0], other], tmp_path / "soup")
 
 
+def test_a_tokenizer_difference_with_one_vocabulary_is_named(runs, tmp_path):
+    other = tmp_path / "cased"
+    shutil.copytree(runs[1], other)
+    for name, edit in [
+        ("tokenizer.json", lambda spec: spec["normalizer"].update(lowercase=False)),
+        ("tokenizer_config.json", lambda spec: spec.update(do_lower_case=False)),
+    ]:
+        spec = json.loads((other / name).read_text())
+        edit(spec)
+        (other / name).write_text(json.dumps(spec))
+    with pytest.raises(CheckpointMismatch, match=rf"cased's tokenizer differs from {runs[0]}'s: .*lower"):
+        average_checkpoints([runs[0], other], tmp_path / "soup")
+    assert not (tmp_path / "soup").exists()
+
+
 def test_state_dict_mismatches_name_the_tensor():
     a = {"w": torch.zeros(2, 3), "ids": torch.arange(3)}
     with pytest.raises(CheckpointMismatch, match=r"b: tensor w is \(3, 2\)"):
