@@ -45,7 +45,6 @@ from benchmarks.union_dev_suite import (  # noqa: E402
     texts_digest,
 )
 from story_quality.evaluation import meta_figures  # noqa: E402
-from story_quality.evaluation.correlation import coefficient  # noqa: E402
 from story_quality.fluency.fusion import Fusion, PartScale, Regime, story_words  # noqa: E402
 from story_quality.fluency.reader import FluencyReader  # noqa: E402
 
@@ -55,10 +54,6 @@ MIN_REGIME_STORIES = 50  # a regime with fewer stories in the fit keeps w = 0 (U
 HUMAN_KEYS = ("ROC held-back pairs: human", "WP whole-story pairs: human")
 PAIR_FIGURES = ("ROC held-back pairs", "WP held-back pairs")
 Parts = dict[str, dict[str, np.ndarray]]  # set key -> part -> values
-
-
-def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    return float(coefficient(x, y, "pearson"))
 
 
 def reader_scores(reader: FluencyReader, texts: Mapping[str, list[str]], kept: pathlib.Path | None) -> dict:
@@ -125,7 +120,11 @@ def unit_figure(
     if name in PAIR_FIGURES:
         return float(np.mean(score(f"{name}: human") > score(f"{name}: corrupted")))
     values, ratings = score(name), humans[name]
-    return pearson(values[mask], ratings[mask]) if mask is not None else pearson(values, ratings)
+    return (
+        meta_figures.pearson(values[mask], ratings[mask])
+        if mask is not None
+        else meta_figures.pearson(values, ratings)
+    )
 
 
 def mean_figure(names: Sequence[str], all_units: Mapping, score: Callable, humans: Mapping) -> float:

@@ -37,6 +37,7 @@ on this whole table.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import math
@@ -328,16 +329,15 @@ _METRIC_RESULTS: dict[tuple[str, str], dict] = {}  # (metric, set) -> its result
 
 def metric_scorer(spec: str, batch_size: int) -> SetScorer:
     """A registered metric's scores (``metric:NAME``), or one per-text part of its result
-    (``metric:NAME:PART``, a key of its result such as coherence_fluency's ``fluency``), its
-    default loaded now; the result of each set is computed once for all the parts."""
+    (``metric:NAME:PART``, a key of its result such as gruen's ``grammaticality``), its default
+    loaded now; the result of each set is computed once for all the parts."""
     name, _, part = spec.removeprefix(METRIC_PREFIX).partition(":")
     if name not in REGISTRY:
         raise ValueError(f"{spec}: no metric {name!r}; the registry has {', '.join(REGISTRY)}")
     part = part or "scores"
-    if part not in REGISTRY[name].row_keys:
-        raise ValueError(
-            f"{spec}: {name} returns no per-text {part!r}; it has {', '.join(REGISTRY[name].row_keys)}"
-        )
+    per_text = dict.fromkeys(["scores", *REGISTRY[name].row_keys])  # every metric returns scores
+    if part not in per_text:
+        raise ValueError(f"{spec}: {name} returns no per-text {part!r}; it has {', '.join(per_text)}")
     scorer = _loaded_metric(name)
 
     def score(key: str, texts: list[str]) -> np.ndarray:
@@ -348,13 +348,10 @@ def metric_scorer(spec: str, batch_size: int) -> SetScorer:
     return score
 
 
-_SCORERS: dict[str, object] = {}
-
-
+@functools.cache
 def _loaded_metric(name: str) -> Any:
-    if name not in _SCORERS:
-        _SCORERS[name] = REGISTRY[name].build_scorer({})
-    return _SCORERS[name]
+    """A registered metric's scorer at its defaults, built once for every row that names it."""
+    return REGISTRY[name].build_scorer({})
 
 
 def member_scorer(
@@ -579,7 +576,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME[:PART]",
         help="a row for a registered metric (its default), or for one per-text part of its result "
-        "(coherence_fluency:fluency); a --mean-of member may name one as metric:NAME[:PART]",
+        "(gruen:grammaticality); a --mean-of member may name one as metric:NAME[:PART]",
     )
     parser.add_argument(
         "--max-length", type=int, help="word pieces kept per story (default: each checkpoint's window)"

@@ -1,9 +1,10 @@
 """Build the fluency reader's training set: human story sentences against an n-gram model's sentences.
 
-Example (the recipe of the shipped reader; the corpora from ``python -m benchmarks.dev_split``)::
+Example (run (c3)'s data, ``benchmarks/log/2026-12-07-fluency-reader.md``; the corpora from
+``python -m benchmarks.dev_split``)::
 
     python training/build_fluency_data.py outputs/corpora/roc_train.txt outputs/corpora/wp_train.jsonl \\
-        --sentences 60000 --output-dir outputs/fluency-data
+        --sentences 50000 --output-dir outputs/fluency-data
 
 Each corpus file is one domain: its stories (WritingPrompts stories whole, in segments) are
 normalised into sentences as the reader sees them, two n-gram models are fitted on its halves,
@@ -85,9 +86,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         reader = FluencyReader(args.hard_negatives_from)
 
         def choose(found: Sequence[Sequence[str]]) -> list[int]:
-            logits = reader.sentence_logits([text for texts in found for text in texts], batch_size=256)
-            bounds = np.cumsum([0] + [len(texts) for texts in found])
-            return [int(np.argmax(logits[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+            return [int(np.argmax(logits)) for logits in reader.group_logits(found, batch_size=256)]
 
     splits: dict[str, list[dict[str, object]]] = {"train": [], "validation": []}
     summary: dict[str, object] = {

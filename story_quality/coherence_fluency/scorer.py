@@ -85,7 +85,6 @@ class CoherenceFluencyScorer:
     """A fluency reader with its fusion constants and UNION's shipped default, loaded once."""
 
     def __init__(self, checkpoint: str) -> None:
-        self.name = checkpoint
         self.folder = reader_folder(checkpoint)
         self.reader = FluencyReader(self.folder)
         self.fusion = Fusion.read(self.folder)
@@ -93,11 +92,10 @@ class CoherenceFluencyScorer:
 
     def signature(self, union_signature: str) -> Signature:
         """What made the scores: the reader (its files' sha256) and UNION's own signature's settings."""
-        label = self.name if self.name == SHIPPED_READER else self.folder.name
         union = Signature.parse(union_signature)
         return Signature.of(
             "coherence_fluency",
-            f"reader:{label}@sha256:{(checkpoint_sha256(self.folder) or '')[:12]}",
+            f"reader:{self.folder.name}@sha256:{(checkpoint_sha256(self.folder) or '')[:12]}",
             *union.parts,
         )
 

@@ -10,6 +10,7 @@ share of sentences the reader calls generated (logit below 0).
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 from collections.abc import Sequence
@@ -38,8 +39,6 @@ def mark_as_reader(config: Any, max_length: int) -> None:
 
 def reader_problem(folder: str | os.PathLike) -> str | None:
     """Why ``folder`` is not a fluency reader's folder, or None when it is one."""
-    import json
-
     config = pathlib.Path(folder) / "config.json"
     if not config.is_file():
         return f"{folder} has no config.json: not a model folder"
@@ -91,7 +90,6 @@ class FluencyReader:
         self.tokenizer = AutoTokenizer.from_pretrained(folder)
         model = AutoModelForSequenceClassification.from_pretrained(folder, dtype=torch.float32)
         self.model = model.to(device).eval()
-        self.device = device
         self.max_length = int(getattr(model.config, LENGTH_KEY))
 
     def sentence_logits(self, sentences: Sequence[str], batch_size: int = 64) -> np.ndarray:
@@ -102,6 +100,7 @@ class FluencyReader:
         order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
         logits = np.empty(len(pieces), dtype=np.float64)
         pad = self.tokenizer.pad_token_id
+        device = next(self.model.parameters()).device  # wherever the model was moved since loading
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 batch = order[start : start + batch_size]
@@ -111,16 +110,18 @@ class FluencyReader:
                 for row, i in enumerate(batch):
                     ids[row, : len(pieces[i])] = torch.tensor(pieces[i])
                     mask[row, : len(pieces[i])] = 1
-                out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
+                out = self.model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits
                 logits[batch] = (out[:, 1] - out[:, 0]).double().cpu().numpy()
         return logits
+
+    def group_logits(self, groups: Sequence[Sequence[str]], batch_size: int = 64) -> list[np.ndarray]:
+        """The logits of each group of sentences (a story's, or a pair's candidates), all read in one
+        stream of length-sorted batches."""
+        logits = self.sentence_logits([sentence for group in groups for sentence in group], batch_size)
+        bounds = np.cumsum([0] + [len(group) for group in groups])
+        return [logits[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
     def read(self, texts: Sequence[str], batch_size: int = 64) -> list[StoryFluency]:
         """Each story's fluency; a story with no sentence after normalisation is read whole."""
         stories = [story_sentences(text) or [" ".join(text.split()) or "."] for text in texts]
-        flat = [sentence for story in stories for sentence in story]
-        logits = self.sentence_logits(flat, batch_size)
-        bounds = np.cumsum([0] + [len(story) for story in stories])
-        return [
-            StoryFluency(tuple(logits[a:b].tolist())) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
-        ]
+        return [StoryFluency(tuple(logits.tolist())) for logits in self.group_logits(stories, batch_size)]

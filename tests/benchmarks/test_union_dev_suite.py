@@ -313,3 +313,24 @@ def test_a_registered_metric_is_a_row_scored_through_its_registry_scorer():
 def test_a_metric_row_the_registry_cannot_give_is_refused_naming_it(spec, message):
     with pytest.raises(ValueError, match=re.escape(f"{spec}: ") + ".*" + re.escape(message)):
         union_dev_suite.member_scorer(spec, 2, None, None)
+
+
+def test_a_metric_row_is_its_scores_or_a_part_whatever_its_row_keys_name(monkeypatch):
+    """gruen's row keys name its aspects, not ``scores``: ``metric:gruen`` is still its scores."""
+
+    class Result:
+        def __init__(self, texts):
+            self.texts = texts
+
+        def as_dict(self):
+            return {"scores": [0.5] * len(self.texts), "grammaticality": [0.25] * len(self.texts)}
+
+    class Scorer:
+        def score(self, texts, batch_size):
+            return Result(texts)
+
+    monkeypatch.setattr(union_dev_suite, "_loaded_metric", lambda name: Scorer())
+    monkeypatch.setattr(union_dev_suite, "_METRIC_RESULTS", {})
+    assert union_dev_suite.member_scorer("metric:gruen", 2, None, None)("set", STORIES).tolist() == [0.5] * 5
+    part = union_dev_suite.member_scorer("metric:gruen:grammaticality", 2, None, None)
+    assert part("set", STORIES).tolist() == [0.25] * 5

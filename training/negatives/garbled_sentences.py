@@ -3,8 +3,7 @@
 Each human sentence (normalised by :mod:`story_quality.fluency.text`) is paired with a sentence
 an n-gram model writes on the same story's preceding words and the same first two words, at least
 as long and ended where the model ends a sentence (so neither a short length nor a cut phrase
-tells them apart). The
-model is fitted per fold: a story of one parity of its index is continued by the model of the
+tells them apart). The model is fitted per fold: a story of one parity of its index is continued by the model of the
 other parity's stories, so it never recites the sentence it replaces; a generated sentence that
 equals any human sentence of the corpus is dropped. Each generated sentence draws its history
 size and sharpness from ``history_weights``: word salad, locally fluent drift, and generic text.
