@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from huggingface_hub import EvalResult, ModelCard, ModelCardData
+from huggingface_hub import EvalResult, ModelCard, ModelCardData, try_to_load_from_cache
 
 HUB_CARDS_DIR = pathlib.Path(__file__).resolve().parents[1] / "hub_cards"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -140,6 +140,43 @@ def recorded_origin(folder: pathlib.Path) -> str | None:
     return None
 
 
+def base_model_licence(name_or_path: str) -> str | None:
+    """The licence the base model's own card declares (its ``license`` metadata), or None.
+
+    A local folder's card is its ``README.md``; a Hub id's is read from the local Hub cache only
+    (a run that downloaded the model has it), so this never touches the network.
+
+    >>> base_model_licence("/no/such/folder") is None
+    True
+    """
+    card_path: str | os.PathLike | None = None
+    if os.path.isdir(name_or_path):
+        card_path = pathlib.Path(name_or_path) / "README.md"
+    elif hub_id_or_none(name_or_path):
+        cached = try_to_load_from_cache(name_or_path, "README.md")
+        card_path = cached if isinstance(cached, str) else None
+    if card_path is None or not os.path.isfile(card_path):
+        return None
+    try:
+        licence = ModelCard.load(card_path).data.license
+    except Exception:  # a card that does not parse declares nothing
+        return None
+    return licence if isinstance(licence, str) and licence.strip() else None
+
+
+def licence_text(base_licence: str | None, default: str) -> str:
+    """How the card's licence section words the base model's licence.
+
+    >>> licence_text("mit", "apache-2.0")
+    'mit, the licence its card declares'
+    >>> licence_text(None, "apache-2.0")
+    'its card declares no licence that could be read: check it before reusing this checkpoint'
+    """
+    if base_licence:
+        return f"{base_licence}, the licence its card declares"
+    return "its card declares no licence that could be read: check it before reusing this checkpoint"
+
+
 def corpus_texts(summary: Mapping[str, Any] | None, copies: int = 1) -> dict[str, str]:
     """How the card words the training pairs: corrupted copies per story and the corpora, from the build
     summary of ``build_union_data.py`` (None: pairs read from a file, ``copies`` counted in the rows,
@@ -168,12 +205,15 @@ def render_model_card(
     base_model: str | None,
     datasets: Sequence[str] = (),
     eval_results: Sequence[EvalResult] = (),
+    base_licence: str | None = None,
     **variables: Any,
 ) -> ModelCard:
     """Render one of :data:`CARD_TEMPLATES` with a run's metadata, results and facts.
 
-    ``variables`` reach the Jinja template as they are; ``results`` (the eval results) and
-    ``card_data`` (the YAML header) are always available to it.
+    ``base_licence`` is the licence the base model's card declares (:func:`base_model_licence`):
+    the checkpoint's metadata carries it (else the template's default) and the prose names it.
+    ``variables`` reach the Jinja template as they are; ``results`` (the eval results),
+    ``licence_text`` and ``card_data`` (the YAML header) are always available to it.
     """
     if template not in CARD_TEMPLATES:
         raise ValueError(f"Unknown card template {template!r}; known: {sorted(CARD_TEMPLATES)}.")
@@ -183,7 +223,7 @@ def render_model_card(
         base_model=base_model,
         datasets=list(datasets) or None,
         eval_results=list(eval_results) or None,
-        license=spec.license,
+        license=base_licence or spec.license,
         language=list(spec.language),
         library_name=spec.library_name,
         pipeline_tag=spec.pipeline_tag,
@@ -191,7 +231,12 @@ def render_model_card(
         metrics=sorted({r.metric_type for r in eval_results}) or None,
     )
     return ModelCard.from_template(
-        data, template_path=str(spec.path), model_name=model_name, results=list(eval_results), **variables
+        data,
+        template_path=str(spec.path),
+        model_name=model_name,
+        results=list(eval_results),
+        licence_text=licence_text(base_licence, spec.license),
+        **variables,
     )
 
 

@@ -39,6 +39,7 @@ from story_quality.gruen.checkpoints import LM_CHECKPOINT
 from story_quality.training import run_setup
 from story_quality.training.cola_data import matthews_correlation, read_cola_tsv
 from story_quality.training.model_cards import (
+    base_model_licence,
     base_model_names,
     hub_id_or_none,
     recipe_rows,
@@ -216,6 +217,7 @@ def write_cola_card(
         "gruen-cola",
         model_name=repo_id.split("/")[-1],
         base_model=base_model_names(cola_args.model_name_or_path)[0],
+        base_licence=base_model_licence(cola_args.model_name_or_path),
         datasets=[dataset_id] if dataset_id else [],
         eval_results=[
             EvalResult(

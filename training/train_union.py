@@ -50,6 +50,7 @@ from story_quality.training.distillation import (
     teacher_sha256,
 )
 from story_quality.training.model_cards import (
+    base_model_licence,
     base_model_names,
     corpus_texts,
     hub_id_or_none,
@@ -631,6 +632,7 @@ def write_card(
         run.preset.card_template,
         model_name=run.repo_id.split("/")[-1],
         base_model=base_model,
+        base_licence=base_model_licence(model_args.model_name_or_path),
         datasets=[d for d in [hub_id_or_none(data_args.dataset)] if d],
         eval_results=union_eval_results(results, data_args, run.annotated),
         repo_id=run.repo_id,

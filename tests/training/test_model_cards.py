@@ -11,6 +11,7 @@ from story_quality.training.hub_push import PushError, push_checkpoint
 from story_quality.training.model_cards import (
     CARD_TEMPLATES,
     HUB_CARDS_DIR,
+    base_model_licence,
     base_model_names,
     corpus_texts,
     render_model_card,
@@ -179,3 +180,39 @@ def test_the_union_cards_word_the_copies_and_corpora_of_the_build(template, tmp_
         normalization={}, max_length=200, training_data=[], recipe=[], citation="", **corpus_texts(None, copies=3),
     )  # fmt: skip
     assert "gets 3 corrupted copies" in one.text and "- Trained on one corpus:" in one.text
+
+
+def union_card(template: str, **variables):
+    return render_model_card(
+        template, model_name="m", repo_id="me/m", base_model_text="x", id2label={}, normalization={},
+        max_length=200, training_data=[], recipe=[], citation="", **corpus_texts(None), **variables,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("template", ["union-roc", "union-wp"])
+def test_the_union_cards_limitations_state_what_the_run_measured_against_people(template):
+    measured = union_card(
+        template, base_model=None, eval_results=results({"kendall": 0.0512, "pearson": 0.2})
+    )
+    limitations = measured.text.split("## Limitations", 1)[1].split("\n## ", 1)[0]
+    assert "Kendall correlation with the\n  mean human vote was 0.051;" in limitations
+    assert "moderate" not in measured.text
+    unmeasured = union_card(template, base_model=None, eval_results=results({"accuracy": 0.9}))
+    assert "not measured against human ratings" in unmeasured.text
+    assert "Kendall correlation" not in unmeasured.text
+
+
+@pytest.mark.parametrize("template", sorted(CARD_TEMPLATES))
+def test_the_licence_section_names_the_licence_the_base_models_card_declares(template, tmp_path):
+    base = local_folder(tmp_path, "base", {})
+    (base / "README.md").write_text("---\nlicense: mit\n---\n\n# base\n")
+    licence = base_model_licence(str(base))
+    assert licence == "mit"
+    card = union_card(template, base_model=None, base_licence=licence)
+    section = card.text.split("## Licence", 1)[1].split("\n## ", 1)[0]
+    assert "mit, the licence its card declares" in section and "BERT-base" not in card.text
+    assert card.data.license == "mit"
+    (base / "README.md").write_text("# no metadata\n")
+    unknown = union_card(template, base_model=None, base_licence=base_model_licence(str(base)))
+    assert "declares no licence that could be read" in unknown.text
+    assert unknown.data.license == CARD_TEMPLATES[template].license
