@@ -183,10 +183,17 @@ def stage_space(
 
 
 def check_repo_id(repo_id: str) -> None:
-    """A Space id is ``ORG/NAME``."""
+    """A Space id is ``ORG/NAME``, in the characters the Hub accepts (its own check)."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
     parts = repo_id.split("/")
     if len(parts) != 2 or not all(parts):
         raise PublishError(f"--repo-id must be ORG/NAME (the Space's id on the Hub), got {repo_id!r}.")
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as error:
+        reason = str(error).split(". ")[0].rstrip(".")
+        raise PublishError(f"--repo-id {repo_id!r} is not an id the Hub accepts: {reason}.") from None
 
 
 def push_space(

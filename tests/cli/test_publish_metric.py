@@ -102,6 +102,15 @@ def test_bad_ids_and_used_folders_are_refused_by_the_command(tmp_path, capsys):
     assert "is not an empty folder" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("repo_id", ['me/x"y', "me/x--y", "me/x.git", "me/-x", "me/x y"])
+def test_ids_the_hub_refuses_are_refused_before_anything_is_staged(tmp_path, capsys, repo_id):
+    space = tmp_path / "space"
+    assert publish(["publish-metric", "union", "--repo-id", repo_id, "--output", str(space)]) == 2
+    err = capsys.readouterr().err
+    assert f"--repo-id {repo_id!r} is not an id the Hub accepts" in err and len(err.strip().splitlines()) == 1
+    assert not space.exists()
+
+
 @pytest.fixture
 def hub(monkeypatch):
     yield from serve(monkeypatch, "spaces", SPACE, "c0ffee" * 6 + "c0ff")
