@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 PRECISIONS = ("fp32", "fp32-onednn", "bf16")
 # How each precision is written in a signature (``bf16-autocast`` is what GPU scores always said).
 SIGNATURE_LABELS = {"fp32": "fp32", "fp32-onednn": "fp32-onednn", "bf16": "bf16-autocast"}
+# The labels of the two fp32 libraries: the same arithmetic, whose scores agree to 1e-6 (the bound
+# a score's independence of the multiplying library is held to), so files of either join and compare.
+FP32_LIBRARY_LABELS = ("fp32", "fp32-onednn")
 
 
 def cpu_has_bf16() -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from story_quality.precision import SIGNATURE_LABELS
+from story_quality.precision import FP32_LIBRARY_LABELS, SIGNATURE_LABELS
 from story_quality.versions import package_version
 
 SEPARATOR = "|"
@@ -89,6 +89,21 @@ class Signature:
 
     def with_part(self, part: str) -> Signature:
         return dataclasses.replace(self, parts=(*self.parts, part))
+
+    def as_compared(self) -> Signature:
+        """The signature as two files must share it to be joined (a resumed run) or compared: either fp32
+        library reads as ``fp32``, since their scores agree to 1e-6 (:data:`FP32_LIBRARY_LABELS`).
+
+        >>> one = Signature.parse("union|v0.5.0|window:256|fp32-onednn")
+        >>> one.as_compared() == Signature.parse("union|v0.5.0|window:256|fp32").as_compared()
+        True
+        >>> one.as_compared() == Signature.parse("union|v0.5.0|window:256|bf16-autocast").as_compared()
+        False
+        """
+        fp32 = FP32_LIBRARY_LABELS[0]
+        return dataclasses.replace(
+            self, parts=tuple(fp32 if part in FP32_LIBRARY_LABELS else part for part in self.parts)
+        )
 
     def scoring_parts(self) -> tuple[str, ...]:
         """What changes a score: the metric and every part but the package version and the precision

@@ -35,6 +35,7 @@ from story_quality.registry import METRICS, REGISTRY, option_specs
 from story_quality.score_file import rows as file_rows
 from story_quality.score_file.claim import claim_output
 from story_quality.score_file.resume import read_sealed_rows
+from story_quality.signature import Signature
 from story_quality.text_checks import has_word, is_blank
 
 CHUNK = 512
@@ -233,12 +234,19 @@ def existing_rows(args: argparse.Namespace, rows: list[Row]) -> list[dict[str, A
     return read_sealed_rows(args.output, expected=identities, source=args.input)
 
 
-def check_signature(output: pathlib.Path, done: list[dict[str, Any]], signature: str) -> None:
-    if done and done[0].get("signature") != signature:
+def kept_signature(output: pathlib.Path, done: list[dict[str, Any]], signature: str) -> str:
+    """The signature the output goes on with: this run's, or when it resumes a file, the file's own, which
+    must be this run's but for the fp32 library (:meth:`Signature.as_compared`): a file carries one."""
+    if not done:
+        return signature
+    written = done[0].get("signature")
+    found = Signature.parse_or_none(written) if isinstance(written, str) else None
+    if found is None or found.as_compared() != Signature.parse(signature).as_compared():
         raise UsageError(
-            f"--output {output} was written with another metric or setting ({done[0].get('signature')}); "
+            f"--output {output} was written with another metric or setting ({written}); "
             f"this run is {signature}. Use another --output, or the same options as before."
         )
+    return str(found)
 
 
 def write_rows(
@@ -294,8 +302,9 @@ def score(args: argparse.Namespace) -> dict[str, Any]:
 
         start = on_main_process(state, prepare)  # before any model is loaded
         score_texts = load_scorer(args, device)
-        signature = score_texts([])["signature"]
-        on_main_process(state, lambda: check_signature(args.output, done, signature))
+        signature = on_main_process(
+            state, lambda: kept_signature(args.output, done, score_texts([])["signature"])
+        )
         counts = score_rows(args, state, rows, start, (score_texts, signature))
     return {
         "rows": len(rows),

@@ -441,3 +441,53 @@ def test_help_and_option_errors(capsys):
         done.value.code == 2
         and "--long-stories is an option of union, not of gruen" in capsys.readouterr().err
     )
+
+
+def onednn_or_skip() -> None:
+    import torch
+
+    from story_quality.bert_forward import onednn_products
+
+    if onednn_products.onednn_refusal(torch.device("cpu")):
+        pytest.skip(onednn_products.onednn_refusal(torch.device("cpu")))
+
+
+def test_a_file_begun_with_one_fp32_library_is_finished_with_the_other(tmp_path, checkpoint, monkeypatch):
+    """The two fp32 libraries' scores agree to 1e-6: a resumed run joins them under the file's signature."""
+    onednn_or_skip()
+    source, output, whole = write_input(tmp_path), tmp_path / "scores.jsonl", tmp_path / "whole.jsonl"
+    monkeypatch.setenv("STORY_QUALITY_FP32_LIBRARY", "onednn")
+    assert run_cli(*union_args(source, output, checkpoint), "--chunk-size", "2") == 0
+    begun = output.read_text().splitlines(keepends=True)
+    output.write_text("".join(begun[:3]))
+    monkeypatch.setenv("STORY_QUALITY_FP32_LIBRARY", "torch")
+    assert run_cli(*union_args(source, output, checkpoint), "--chunk-size", "2") == 0
+    assert run_cli(*union_args(source, whole, checkpoint), "--chunk-size", "2") == 0
+    joined, torch_only = read_output(output), read_output(whole)
+    assert joined[0]["signature"].endswith("|fp32-onednn") and torch_only[0]["signature"].endswith("|fp32")
+    assert [row for row in joined[1:] if "signature" in row] == []
+    # other batch-mates on resuming move a score by float rounding (to 1e-5), the library by about 1e-7
+    assert [r["union"] for r in joined] == pytest.approx([r["union"] for r in torch_only], abs=1e-5)
+    assert score_file.file_signature(output, list(enumerate(joined))) == joined[0]["signature"]
+
+
+def test_the_default_precision_as_users_run_it_times_the_libraries_and_signs_the_one_it_chose(
+    tmp_path, checkpoint, expected, monkeypatch
+):
+    """No library pinned (as a user runs it): the choice is timed, kept in the cache, and signed."""
+    monkeypatch.delenv("STORY_QUALITY_FP32_LIBRARY")
+    monkeypatch.setenv("STORY_QUALITY_CACHE", str(tmp_path / "cache"))
+    from story_quality.bert_forward import onednn_products
+
+    onednn_products._timed_library.cache_clear()
+    source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
+    assert run_cli(*union_args(source, output, checkpoint)) == 0
+    rows = read_output(output)
+    import torch
+
+    chosen = onednn_products.fp32_library(torch.device("cpu"))
+    assert rows[0]["signature"].endswith("|fp32-onednn" if chosen == "onednn" else "|fp32")
+    assert [row["union"] for row in rows] == pytest.approx(expected["scores"], abs=1e-6)
+    if onednn_products.onednn_refusal(torch.device("cpu")) is None:
+        assert any((tmp_path / "cache").iterdir())  # the timing is kept for the next process
+    onednn_products._timed_library.cache_clear()
