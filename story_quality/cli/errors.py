@@ -13,27 +13,54 @@ Every command of ``story-quality`` (and every training script) runs its work thr
   ``COMMAND: error: MESSAGE`` and returns 2, as argparse's own usage errors do, without a traceback;
 - standard output closed by its reader (``story-quality compare --json | head -1``) ends quietly
   with 141, the status of a Unix tool that SIGPIPE ended (128 + 13);
-- Ctrl-C prints ``COMMAND: interrupted`` and returns 130 (128 + SIGINT), as a shell reports it.
+- Ctrl-C prints ``COMMAND: interrupted`` and returns 130 (128 + SIGINT), as a shell reports it;
+  SIGTERM prints ``COMMAND: terminated`` and returns 143 (128 + SIGTERM), after the same clean-up
+  (worker processes stopped, files closed) as any other exit.
 
 Set ``STORY_QUALITY_TRACEBACK=1`` to get the traceback of a refusal as well (for a bug report).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 
 # What a command refuses with: a bad input, option or path. Anything else is a bug and keeps its traceback.
 REFUSALS: tuple[type[BaseException], ...] = (ValueError, TypeError, OSError)
 USAGE_STATUS = 2
 BROKEN_PIPE_STATUS = 128 + 13  # as a process that SIGPIPE ended
 INTERRUPTED_STATUS = 128 + 2  # as a process that SIGINT ended
+TERMINATED_STATUS = 128 + 15  # as a process that SIGTERM ended
 TRACEBACK_VARIABLE = "STORY_QUALITY_TRACEBACK"
 
 
 class UsageError(ValueError):
     """A bad file, row or option: printed as one line, exit status 2."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: raised in the main thread so that the command stops as on Ctrl-C."""
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Within it, SIGTERM raises :class:`Terminated` in the main thread (elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 class ProcessZeroError(UsageError):
@@ -80,8 +107,9 @@ def run_and_report(command: str, main_fn: Callable[[], int | None]) -> int:
     reader that closed it early is seen here and not as a traceback at exit.
     """
     try:
-        status = main_fn()
-        sys.stdout.flush()
+        with sigterm_raises():
+            status = main_fn()
+            sys.stdout.flush()
         return 0 if status is None else int(status)
     except BrokenPipeError:
         _quiet_stdout()
@@ -89,6 +117,9 @@ def run_and_report(command: str, main_fn: Callable[[], int | None]) -> int:
     except KeyboardInterrupt:
         print(f"{command}: interrupted", file=sys.stderr, flush=True)
         return INTERRUPTED_STATUS
+    except Terminated:
+        print(f"{command}: terminated", file=sys.stderr, flush=True)
+        return TERMINATED_STATUS
     except REFUSALS as error:
         if isinstance(error, ProcessZeroError):
             return USAGE_STATUS

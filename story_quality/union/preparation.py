@@ -54,7 +54,10 @@ class _Worker:
     def __init__(self, tokenizer: Any, normalization: StoryNormalization) -> None:
         # This very library, first on the worker's path (before the working directory's).
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        # Ctrl-C reaches the whole process group: the caller stops its workers (it closes their input),
+        # so a worker ignores SIGINT from its first statement on, and prints no traceback of its own.
         start = (
+            "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
             f"import sys; sys.path.insert(0, {package_root!r}); import {__name__}; {__name__}.serve_stdio()"
         )
         env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
@@ -157,7 +160,9 @@ class PreparationWorkers:
 
 
 def _stop_all(workers: list[_Worker], threads: concurrent.futures.ThreadPoolExecutor) -> None:
-    threads.shutdown(wait=True, cancel_futures=True)
+    # Not waiting for the threads: this may run in one of them (a collection there); a thread still
+    # talking to a worker gets its answer, or the end of its output once the worker stops.
+    threads.shutdown(wait=False, cancel_futures=True)
     for worker in workers:
         worker.stop()
     workers.clear()
@@ -183,8 +188,11 @@ def _serve(requests: BinaryIO, answers: BinaryIO, prepare_chunk: Callable[..., E
             )
         except Exception:  # the caller raises it, with the worker's traceback
             answer = (_ERROR, traceback.format_exc())
-        pickle.dump(answer, answers, protocol=pickle.HIGHEST_PROTOCOL)
-        answers.flush()
+        try:
+            pickle.dump(answer, answers, protocol=pickle.HIGHEST_PROTOCOL)
+            answers.flush()
+        except (BrokenPipeError, OSError):  # the caller is gone (stopped or killed): nothing to answer
+            return
 
 
 def serve_stdio() -> None:

@@ -62,6 +62,25 @@ def test_a_closed_reader_ends_quietly_and_ctrl_c_says_so(capsys):
     assert capsys.readouterr().err == "tool: interrupted\n"
 
 
+def test_sigterm_stops_the_work_as_ctrl_c_does_and_the_handler_is_put_back(capsys):
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    cleaned = []
+
+    def work() -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            signal.pause()  # not reached: the handler raises first
+            return 0
+        finally:
+            cleaned.append(True)
+
+    assert errors.run_and_report("tool", work) == 143
+    assert capsys.readouterr().err == "tool: terminated\n" and cleaned == [True]
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
 def test_a_bug_keeps_its_traceback(monkeypatch, capsys):
     with pytest.raises(RuntimeError, match="a bug"):
         errors.run_and_report("tool", raising(RuntimeError("a bug")))

@@ -221,3 +221,30 @@ def test_a_worker_count_above_the_bound_is_refused_with_the_bound(scorer):
 
     with pytest.raises(ValueError, match=f"num_workers must be at most {MOST_WORKERS}.*got 1000000"):
         scorer.score(["Tom ran."], num_workers=10**6)
+
+
+def test_ctrl_c_reaches_the_caller_not_its_workers_which_stop_quietly_with_it(scorer):
+    """Ctrl-C signals the whole process group: a worker ignores it and serves on; the caller stops it."""
+    import signal
+    import time
+
+    workers = PreparationWorkers(scorer.tokenizer, ROC_STORIES, 1)
+    try:
+        assert list(workers.chunks(["Tom ran."], 48, "head"))[0][1] == 1
+        (worker,) = workers._workers
+        worker.process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        assert worker.process.poll() is None, "a worker must not die of Ctrl-C"
+        assert list(workers.chunks(["Ann sat."], 48, "head"))[0][1] == 1
+    finally:
+        workers.close()
+    assert worker.process.returncode == 0
+
+
+def test_the_workers_are_stopped_from_one_of_their_own_threads_without_an_error(scorer):
+    workers = PreparationWorkers(scorer.tokenizer, ROC_STORIES, 1)
+    list(workers.chunks(["Tom ran."], 48, "head"))
+    started = list(workers._workers)
+    # a collection may run the finaliser in a pool thread, which must not wait for itself
+    assert workers._threads.submit(workers.close).result(timeout=30) is None
+    assert len(started) == 1 and started[0].process.poll() is not None
