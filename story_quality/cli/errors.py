@@ -11,8 +11,8 @@ Every command of ``story-quality`` (and every training script) runs its work thr
 - a refusal (:class:`UsageError`, any ``ValueError``, ``TypeError`` or ``OSError``: a bad file,
   row or option, a path that is a loop of links, a folder that cannot be written) prints
   ``COMMAND: error: MESSAGE`` and returns 2, as argparse's own usage errors do, without a traceback;
-- standard output closed by its reader (``story-quality compare --json | head -1``) ends quietly
-  with 141, the status of a Unix tool that SIGPIPE ended (128 + 13);
+- standard output closed by its reader (``story-quality compare --json | head -1``) ends with one
+  line saying so and 141, the status of a Unix tool that SIGPIPE ended (128 + 13);
 - Ctrl-C prints ``COMMAND: interrupted`` and returns 130 (128 + SIGINT), as a shell reports it;
   SIGTERM prints ``COMMAND: terminated`` and returns 143 (128 + SIGTERM), after the same clean-up
   (worker processes stopped, files closed) as any other exit.
@@ -113,6 +113,11 @@ def run_and_report(command: str, main_fn: Callable[[], int | None]) -> int:
         return 0 if status is None else int(status)
     except BrokenPipeError:
         _quiet_stdout()
+        print(
+            f"{command}: standard output was closed by its reader; the rest of what it prints was not written",
+            file=sys.stderr,
+            flush=True,
+        )
         return BROKEN_PIPE_STATUS
     except KeyboardInterrupt:
         print(f"{command}: interrupted", file=sys.stderr, flush=True)

@@ -23,6 +23,7 @@ import math
 import os
 import pathlib
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -104,7 +105,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=pathlib.Path,
         required=True,
         help="the .jsonl file of scores: new, empty, or this command's earlier output of the same input "
-        "(completed); any other file is refused",
+        "(completed); any other file is refused. - writes the rows to standard output as they are "
+        "scored (a run cut short is then run again whole)",
     )
     score.add_argument(
         "--text-column", default="text", help="field of .jsonl/.csv rows holding the text (text)"
@@ -276,6 +278,9 @@ def write_rows(
         handle.write("".join(lines))
         handle.flush()
         os.fsync(handle.fileno())
+    if getattr(args, "to_stdout", False):  # --output -: the same rows, as they are written
+        sys.stdout.write("".join(lines))
+        sys.stdout.flush()
 
 
 def score(args: argparse.Namespace) -> dict[str, Any]:
@@ -381,6 +386,10 @@ def run(args: argparse.Namespace) -> int:
     :func:`story_quality.cli.errors.run_and_report`, printed by process 0 only)."""
     from accelerate import PartialState
 
+    if str(args.output) == "-":  # rows to standard output, through a scratch file of this run
+        with tempfile.TemporaryDirectory(prefix="story-quality-score-") as scratch:
+            args.output, args.to_stdout = pathlib.Path(scratch) / "scores.jsonl", True
+            return run(args)
     group_before = process_group_open()
     try:
         summary = score(args)

@@ -491,3 +491,15 @@ def test_the_default_precision_as_users_run_it_times_the_libraries_and_signs_the
     if onednn_products.onednn_refusal(torch.device("cpu")) is None:
         assert any((tmp_path / "cache").iterdir())  # the timing is kept for the next process
     onednn_products._timed_library.cache_clear()
+
+
+def test_output_dash_writes_the_rows_of_a_file_run_to_standard_output(tmp_path, checkpoint, capsys):
+    source, output = write_input(tmp_path), tmp_path / "scores.jsonl"
+    assert run_cli(*union_args(source, output, checkpoint)) == 0
+    capsys.readouterr()
+    dashed = [arg if arg != str(output) else "-" for arg in union_args(source, output, checkpoint)]
+    assert run_cli(*dashed) == 0
+    printed = capsys.readouterr()
+    assert printed.out == output.read_text()
+    assert printed.err.strip().splitlines()[-1].startswith(f"{len(STORIES)} texts scored (0 skipped)")
+    assert not pathlib.Path("-").exists()
