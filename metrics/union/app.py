@@ -1,5 +1,5 @@
 import evaluate
-from evaluate.utils import launch_gradio_widget
 
-module = evaluate.load("story-quality-metrics/union")
-launch_gradio_widget(module)
+from story_quality.cli.space_page import launch_page
+
+launch_page(evaluate.load("story-quality-metrics/union"))

@@ -1,8 +1,10 @@
 """``story-quality publish-metric union|gruen --repo-id ORG/NAME [--output DIR] [--push]``.
 
 Stages exactly what an ``evaluate`` Space holds, as evaluate's own metric Spaces do: the metric
-script, its card (the Space's README, with evaluate's front matter), ``app.py`` (evaluate's
-gradio widget) and ``requirements.txt`` naming a package the Space's build can install:
+script, its card (the Space's README, with evaluate's front matter), ``app.py`` (the page of
+:mod:`story_quality.cli.space_page`, on a current gradio) and ``requirements.txt``: torch's CPU
+build (a Space runs on a CPU unless given a GPU; PyPI's Linux torch is the multi-GB CUDA build) and
+a package the Space's build can install:
 
 - by default, this clone's wheel, built into the Space folder (``requirements.txt`` names the file);
 - ``--package-source`` a wheel file (copied in), a source folder (its wheel built in),
@@ -37,14 +39,19 @@ from story_quality.versions import DISTRIBUTION
 # The Hub id the cards and app.py name; a Space published elsewhere gets its own id written in.
 HUB_NAMESPACE = "story-quality-metrics"
 APP = """import evaluate
-from evaluate.utils import launch_gradio_widget
 
-module = evaluate.load("{repo_id}")
-launch_gradio_widget(module)
+from story_quality.cli.space_page import launch_page
+
+launch_page(evaluate.load("{repo_id}"))
 """
 REQUIREMENTS = """# The Space runs on the installed library, as bertscore's runs on bert_score.
+# torch's CPU build (a Space runs on a CPU unless given a GPU; PyPI's Linux torch is the CUDA build):
+--extra-index-url {torch_index}
+torch=={torch_version}+cpu
+# The package: a wheel in this folder (`story-quality publish-metric` builds it in), or a pinned source.
 {requirement}
 """
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # What a source tree's copy leaves out before its wheel is built (the build writes into its source).
 NOT_PACKAGED = (".git", ".venv*", "outputs", "build", "dist", "__pycache__", "*.egg-info", ".ruff_cache")
 SOURCE_FORMS = (
@@ -68,8 +75,21 @@ def space_files(metric: str, repo_id: str, requirement: str) -> dict[str, str]:
         f"{repo_id.split('/')[1]}.py": (folder / f"{metric}.py").read_text(encoding="utf-8"),
         "README.md": card,
         "app.py": APP.format(repo_id=repo_id),
-        "requirements.txt": REQUIREMENTS.format(requirement=requirement),
+        "requirements.txt": requirements_text(requirement),
     }
+
+
+def requirements_text(requirement: str) -> str:
+    """The Space's ``requirements.txt``: the CPU build of the torch this package runs on, and ``requirement``."""
+    torch_version = importlib.metadata.version("torch").split("+")[0]
+    return REQUIREMENTS.format(
+        torch_index=TORCH_CPU_INDEX, torch_version=torch_version, requirement=requirement
+    )
+
+
+def default_wheel_name() -> str:
+    """The file name of this package's wheel, what the Space installs by default."""
+    return f"{DISTRIBUTION.replace('-', '_')}-{__version__}-py3-none-any.whl"
 
 
 def source_tree() -> pathlib.Path | None:

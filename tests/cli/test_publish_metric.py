@@ -4,6 +4,7 @@ gradio Space to a local server that answers the Hub endpoints an upload uses."""
 from __future__ import annotations
 
 import configparser
+import importlib.metadata
 import json
 import os
 import pathlib
@@ -24,6 +25,7 @@ import story_quality
 from story_quality import cli
 from story_quality.cli import publish_metric
 from story_quality.cli.publish_metric import push_space, stage_space
+from story_quality.cli.space_page import SPACE_GRADIO
 
 SPACE = "me/union-space"
 PIN = f"story-quality-metrics=={story_quality.__version__}"
@@ -51,15 +53,29 @@ def test_the_staged_folder_is_exactly_an_evaluate_space(tmp_path, metric):
     )
     assert f'evaluate.load("me/{metric}")' in card and "story-quality-metrics/" not in card
     assert 'evaluate.load("me/' + metric + '")' in (folder / "app.py").read_text()
-    assert f"story-quality-metrics @ {GIT_SOURCE}" in (folder / "requirements.txt").read_text().splitlines()
+    requirements = (folder / "requirements.txt").read_text().splitlines()
+    assert f"story-quality-metrics @ {GIT_SOURCE}" in requirements
+    # a CPU Space gets torch's CPU build, not PyPI's multi-GB CUDA one
+    torch_version = importlib.metadata.version("torch").split("+")[0]
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in requirements
+    assert f"torch=={torch_version}+cpu" in requirements
 
 
 @pytest.mark.parametrize("metric", ["union", "gruen"])
-def test_the_metric_folders_pin_this_release_and_show_the_hub_form(metric):
+def test_the_metric_folders_hold_what_publish_metric_stages_by_default(metric):
+    """A folder copied by hand holds the Space's own files: the CPU torch, this release's wheel (named,
+    so that pip says which file is missing), the page's app.py and the gradio it was tried with."""
     folder = REPO / "metrics" / metric
-    assert PIN in (folder / "requirements.txt").read_text().splitlines()
+    requirements = (folder / "requirements.txt").read_text()
+    assert requirements == publish_metric.requirements_text(f"./{publish_metric.default_wheel_name()}")
+    assert (
+        f"./story_quality_metrics-{story_quality.__version__}-py3-none-any.whl" in requirements.splitlines()
+    )
+    assert (folder / "app.py").read_text() == publish_metric.APP.format(
+        repo_id=f"story-quality-metrics/{metric}"
+    )
+    assert front_matter((folder / "README.md").read_text())["sdk_version"] == SPACE_GRADIO
     assert f'evaluate.load("story-quality-metrics/{metric}")' in (folder / "README.md").read_text()
-    assert f'evaluate.load("story-quality-metrics/{metric}")' in (folder / "app.py").read_text()
     setup = configparser.ConfigParser()
     setup.read(REPO / "setup.cfg")
     assert setup["metadata"]["version"] == "attr: story_quality.__version__"  # one source for both
@@ -171,7 +187,7 @@ def test_a_wheel_file_is_copied_into_the_space_and_named(tmp_path):
 
 
 # Runs app.py inside the fresh environment: evaluate.load of the Space's id reads the staged folder (no
-# network), and the gradio widget (gradio is not installed here) is replaced by one that records the module.
+# network), and the gradio page (gradio is not installed here) is replaced by one that records the module.
 RUN_APP = """
 import json, pathlib, runpy, sys
 import evaluate, evaluate.utils
@@ -181,7 +197,8 @@ space, repo_id = pathlib.Path(sys.argv[1]), sys.argv[2]
 load = evaluate.load
 evaluate.load = lambda path, *args, **kwargs: load(str(space) if path == repo_id else path, *args, **kwargs)
 launched = []
-evaluate.utils.launch_gradio_widget = launched.append
+import story_quality.cli.space_page as page
+page.launch_page = launched.append
 runpy.run_path(str(space / "app.py"), run_name="__main__")
 (module,) = launched
 scores = module.compute(predictions=["Ken went to the store. He bought milk. He went home."])["scores"]
@@ -193,7 +210,9 @@ print(json.dumps({"package": story_quality.__file__, "name": module.name, "score
 def test_the_staged_requirements_install_offline_from_the_space_folder_alone(tmp_path):
     space = stage_space("union", SPACE, tmp_path / "union-space")  # this clone's wheel, built in
     (requirement,) = [
-        line for line in (space / "requirements.txt").read_text().splitlines() if not line.startswith("#")
+        line
+        for line in (space / "requirements.txt").read_text().splitlines()
+        if not line.startswith(("#", "--", "torch=="))  # torch comes from this environment below
     ]
     assert re.fullmatch(
         rf"\./story_quality_metrics-{re.escape(story_quality.__version__)}-py3-none-any\.whl", requirement
