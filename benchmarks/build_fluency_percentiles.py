@@ -5,7 +5,7 @@
     python -m benchmarks.build_fluency_percentiles outputs/reader-c3 \\
         outputs/corpora/roc_train.txt outputs/corpora/wp_train.jsonl
 
-The human sentences are those of the corpora's held-out stories (:mod:`story_quality.fluency.corpus`:
+The human sentences are those of the corpora's held-out stories (:mod:`story_quality.training.fluency_corpus`:
 one in 20, the (c) reader's validation stories, left out of the SLOR counts), at most
 ``--per-corpus`` of each corpus drawn at random, scored by the reader
 (:mod:`story_quality.fluency.story_scores`); the table (:mod:`story_quality.fluency.percentiles`)
@@ -23,9 +23,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from story_quality.fluency.corpus import corpus_sentences, split_held_out
 from story_quality.fluency.percentiles import PercentileTable
 from story_quality.fluency.story_scores import sentence_scorer
+from story_quality.training.fluency_corpus import corpus_sentences, split_held_out
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,7 +4,7 @@
     python -m benchmarks.build_slor_lm outputs/corpora/roc_train.txt outputs/corpora/wp_train.jsonl \\
         --output-dir outputs/slor-lm
 
-Each corpus is read as the fluency readers read it (:mod:`story_quality.fluency.corpus`: every
+Each corpus is read as the fluency readers read it (:mod:`story_quality.training.fluency_corpus`: every
 story as its normalised sentences, WritingPrompts whole in segments); the held-out stories (one in
 20, the (c) reader's validation stories) are left out of the counts, so the percentile table
 (``benchmarks.build_fluency_percentiles``) places SLOR among sentences the model never counted;
@@ -21,8 +21,8 @@ import sys
 import time
 from collections.abc import Sequence
 
-from story_quality.fluency.corpus import corpus_sentences, split_held_out
 from story_quality.fluency.slor import SlorModel
+from story_quality.training.fluency_corpus import corpus_sentences, split_held_out
 
 
 def build_parser() -> argparse.ArgumentParser:

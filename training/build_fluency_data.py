@@ -26,9 +26,9 @@ from collections.abc import Sequence
 import datasets
 import numpy as np
 
-from story_quality.fluency.corpus import HELD_OUT_EVERY, WP_SEGMENTS, corpus_sentences, is_held_out
 from story_quality.fluency.reader import FluencyReader
 from story_quality.training.cli_types import at_least
+from story_quality.training.fluency_corpus import HELD_OUT_EVERY, WP_SEGMENTS, corpus_sentences, is_held_out
 from story_quality.training.negatives.garbled_sentences import GarbleOptions, fold_models, sentence_pairs
 
 logger = logging.getLogger(__name__)
