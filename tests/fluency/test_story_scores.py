@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from story_quality.fluency.percentiles import PercentileTable
-from story_quality.fluency.reader import NotAFluencyReader
+from story_quality.fluency.reader import FluencyReader, NotAFluencyReader
 from story_quality.fluency.slor import SlorModel
 from story_quality.fluency.story_scores import STORY_SCORES, read_stories, sentence_scorer, story_score
 from story_quality.fluency.text import read_sentences
+from tests.fluency_models import save_fluency_reader
 
 HUMAN = [
     "The dog ran home. It was happy.",
@@ -68,3 +69,14 @@ def test_refusals(tmp_path, slor_dir):
         story_score(story, "mean-percentile")
     with pytest.raises(ValueError, match="unknown story score 'median'"):
         story_score(story, "median")
+
+
+def test_a_fluency_classifier_reads_stories_as_its_own_sentence_logits(tmp_path):
+    folder = save_fluency_reader(tmp_path / "reader")
+    score = sentence_scorer(folder)
+    reader = FluencyReader(folder)
+    together = read_stories(score, STORIES)
+    for text, story in zip(STORIES, together, strict=True):
+        alone = reader.read([text])[0]
+        np.testing.assert_allclose(story.scores, alone.logits, rtol=0, atol=1e-5)
+        assert story_score(story, "mean") == pytest.approx(alone.mean_logit, abs=1e-5)
