@@ -60,7 +60,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     summary = {
         "wrote": str(path),
         "described": described,
-        "per bucket": {str(b): len(p) for b, p in zip(table.bounds, table.points, strict=True)},
+        "sentences per bucket (at most words: count)": {
+            str(bound): sum(table.bucket(len(s.split())) == i for s in drawn)
+            for i, bound in enumerate(table.bounds)
+        },
         "seconds": round(time.perf_counter() - start, 1),
     }
     print(json.dumps(summary, indent=2))
