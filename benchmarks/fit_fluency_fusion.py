@@ -7,7 +7,8 @@
 1. **Constants**: each part's mean and standard deviation on the held-back human stories of the
    development suite (``benchmarks.dev_split``: ROC, and WritingPrompts read whole), never trained
    on: ``union`` is UNION's shipped default's P(human-written) (kept by the suite's
-   ``--scores-dir``), ``fluency`` the reader's mean sentence logit (computed here, and kept).
+   ``--scores-dir``), ``fluency`` the reader's story score (``--story-score``: by default a fluency
+   reader's mean sentence logit; a SLOR reader's mean SLOR; computed here, and kept).
 2. **Weights**: the fused score of a story is ``(1 - w) * z_union + w * z_fluency``, with one ``w``
    per length regime, fixed before any fit from the forms stories take: at most 100 words (a
    ROCStories story), at most 300 (a WritingPrompts story as UNION and OpenMEVA cut it), longer
@@ -46,7 +47,15 @@ from benchmarks.union_dev_suite import (  # noqa: E402
 )
 from story_quality.evaluation import meta_figures  # noqa: E402
 from story_quality.fluency.fusion import Fusion, PartScale, Regime, story_words  # noqa: E402
-from story_quality.fluency.reader import FluencyReader  # noqa: E402
+from story_quality.fluency.percentiles import PercentileTable  # noqa: E402
+from story_quality.fluency.reader import is_fluency_reader  # noqa: E402
+from story_quality.fluency.story_scores import (  # noqa: E402
+    STORY_SCORES,
+    StorySentences,
+    read_stories,
+    sentence_scorer,
+    story_score,
+)
 
 GRID = np.round(np.arange(0.0, 1.0001, 0.1), 1)
 REGIME_WORDS = (100, 300, None)  # the most words of a story in each regime (None: any length)
@@ -56,17 +65,38 @@ PAIR_FIGURES = ("ROC held-back pairs", "WP held-back pairs")
 Parts = dict[str, dict[str, np.ndarray]]  # set key -> part -> values
 
 
-def reader_scores(reader: FluencyReader, texts: Mapping[str, list[str]], kept: pathlib.Path | None) -> dict:
-    """The reader's mean sentence logit of every set's texts (read back from ``kept`` when it holds them)."""
+def reader_scores(
+    reader: pathlib.Path, kind: str, texts: Mapping[str, list[str]], kept: pathlib.Path | None
+) -> dict:
+    """The reader's story score ``kind`` of every set's texts, from each story's sentence scores
+    (read back from ``kept`` when it holds them)."""
     stored = json.loads(kept.read_text(encoding="utf-8")) if kept is not None and kept.is_file() else {}
+    score = None
     for key, set_texts in texts.items():
         if stored.get(key, {}).get("texts_sha256") != texts_digest(set_texts):
-            means = [story.mean_logit for story in reader.read(set_texts)]
-            stored[key] = {"texts_sha256": texts_digest(set_texts), "scores": means}
+            score = score or sentence_scorer(reader)
+            stories = read_stories(score, set_texts)
+            stored[key] = {
+                "texts_sha256": texts_digest(set_texts),
+                "sentence_scores": [list(story.scores) for story in stories],
+                "lengths": [list(story.lengths) for story in stories],
+            }
             print(f"read {key}: {len(set_texts)} texts", file=sys.stderr)
     if kept is not None:
         kept.write_text(json.dumps(stored), encoding="utf-8")
-    return {key: np.asarray(stored[key]["scores"], dtype=float) for key in texts}
+    table = PercentileTable.read(reader) if kind.endswith("percentile") else None
+    return {
+        key: np.asarray(
+            [
+                story_score(StorySentences(tuple(scores), tuple(lengths)), kind, table)
+                for scores, lengths in zip(
+                    stored[key]["sentence_scores"], stored[key]["lengths"], strict=True
+                )
+            ],
+            dtype=float,
+        )
+        for key in texts
+    }
 
 
 def constants(parts: Parts) -> dict[str, tuple[float, float]]:
@@ -186,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the suite's kept scores of UNION's shipped default (--scores-dir, read in windows)")  # fmt: skip
     parser.add_argument("--scores-dir", type=pathlib.Path, help="keep the reader's scores here")
     parser.add_argument("--dry-run", action="store_true", help="print the table, write no fusion.json")
+    parser.add_argument("--story-score", choices=STORY_SCORES, default="mean",
+                        help="the story's fluency from its sentences' scores (story_quality.fluency."
+                        "story_scores); the percentile ones read the folder's percentiles.json")  # fmt: skip
     return parser
 
 
@@ -201,8 +234,8 @@ def suite_parts(parser: argparse.ArgumentParser, args: argparse.Namespace, rated
     kept = None
     if args.scores_dir is not None:
         args.scores_dir.mkdir(parents=True, exist_ok=True)
-        kept = args.scores_dir / f"fluency-{args.reader.name}.json"
-    fluency = reader_scores(FluencyReader(args.reader), texts, kept)
+        kept = args.scores_dir / f"sentences-{args.reader.name}.json"
+    fluency = reader_scores(args.reader, args.story_score, texts, kept)
     return {
         key: {
             "union": np.asarray(union_kept[key]["scores"], dtype=float),
@@ -257,6 +290,11 @@ def figure_rows(rated, parts: Parts, scale: Mapping, w_all: Sequence[float]) -> 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.dry_run and (args.story_score != "mean" or not is_fluency_reader(args.reader)):
+        parser.error(
+            f"{args.reader} --story-score {args.story_score}: coherence_fluency fuses a fluency reader's "
+            "mean sentence logit only; judge other readers with --dry-run"
+        )
     rated, pairs = rated_sets(), pair_sets()
     parts = suite_parts(parser, args, rated, pairs)
     scale = constants(parts)
@@ -271,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         fitted_on="held-back human ROC and whole WritingPrompts stories (constants); the development suite's "
         "eight figures (weights), by benchmarks/fit_fluency_fusion.py",
     )
-    print("\n".join([f"`python -m benchmarks.fit_fluency_fusion {args.reader.name}`", "", describe_machine(), "",
+    print("\n".join([f"`python -m benchmarks.fit_fluency_fusion {args.reader.name} --story-score {args.story_score}`", "", describe_machine(), "",
                      f"constants: {json.dumps(fusion.to_dict())}", "",
                      "weights: the w of stories of at most 100 / 300 / more words", "",
                      *figure_rows(rated, parts, scale, w_all)]))  # fmt: skip

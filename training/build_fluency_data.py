@@ -27,9 +27,8 @@ import datasets
 import numpy as np
 
 from story_quality.fluency.reader import FluencyReader
-from story_quality.fluency.text import story_sentences
 from story_quality.training.cli_types import at_least
-from story_quality.training.corpora import load_stories
+from story_quality.training.fluency_corpus import HELD_OUT_EVERY, WP_SEGMENTS, corpus_sentences, is_held_out
 from story_quality.training.negatives.garbled_sentences import GarbleOptions, fold_models, sentence_pairs
 
 logger = logging.getLogger(__name__)
@@ -48,9 +47,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="human sentences drawn per corpus (each gets a pair)",
     )
     parser.add_argument(
-        "--segments", type=at_least(1), default=16, help="WritingPrompts segments kept per story"
+        "--segments", type=at_least(1), default=WP_SEGMENTS, help="WritingPrompts segments kept per story"
     )
-    parser.add_argument("--validation-every", "--validation_every", type=at_least(2), default=20,
+    parser.add_argument("--validation-every", "--validation_every", type=at_least(2), default=HELD_OUT_EVERY,
                         help="one story in N goes to the validation split")  # fmt: skip
     parser.add_argument("--candidates", type=at_least(1), default=1,
                         help="generated sentences drawn per human one; with --hard-negatives-from, the one "
@@ -62,19 +61,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="processes that normalise the stories")  # fmt: skip
     parser.add_argument("--output-dir", "--output_dir", type=pathlib.Path, required=True)
     return parser.parse_args(argv)
-
-
-def corpus_sentences(path: str, segments: int, num_proc: int | None) -> list[list[str]]:
-    """Each story of the file as its normalised sentences (stories with fewer than two dropped)."""
-    stories = load_stories(path, segments=segments).filter(lambda row: bool(row["text"]))
-    sentences = stories.map(
-        lambda batch: {"sentences": [story_sentences(text) for text in batch["text"]]},
-        batched=True,
-        num_proc=num_proc,
-        remove_columns=stories.column_names,
-        desc=f"Normalising {pathlib.Path(path).name}",
-    )["sentences"]
-    return [story for story in sentences if len(story) >= 2]
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
@@ -104,7 +90,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         )
         for row in rows:
             row["domain"] = pathlib.Path(path).stem
-            held = int(row["story"]) % args.validation_every == 0  # type: ignore[call-overload]
+            held = is_held_out(int(row["story"]), args.validation_every)  # type: ignore[call-overload]
             splits["validation" if held else "train"].append(row)
         summary[path] = {"stories": len(stories), "pairs": len(rows) // 2}
         del models

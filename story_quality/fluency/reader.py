@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from story_quality.fluency.text import story_sentences
+from story_quality.fluency.text import read_sentences
 
 ID2LABEL = {0: "generated", 1: "human"}
 READER_KEY = "story_quality_reader"
@@ -123,5 +123,5 @@ class FluencyReader:
 
     def read(self, texts: Sequence[str], batch_size: int = 64) -> list[StoryFluency]:
         """Each story's fluency; a story with no sentence after normalisation is read whole."""
-        stories = [story_sentences(text) or [" ".join(text.split()) or "."] for text in texts]
+        stories = [read_sentences(text) for text in texts]
         return [StoryFluency(tuple(logits.tolist())) for logits in self.group_logits(stories, batch_size)]

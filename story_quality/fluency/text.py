@@ -56,3 +56,12 @@ def story_sentences(text: str) -> list[str]:
     ["he did n't go .", "`` why ? ''", 'she asked .']
     """
     return FLUENCY_NORMALIZATION.sentences(as_prose(text))
+
+
+def read_sentences(text: str) -> list[str]:
+    """The sentences a reader scores: the story's, or, when it has none, its text whole (``.`` if empty).
+
+    >>> read_sentences("The dog ran. It sat."), read_sentences("  ")
+    (['the dog ran .', 'it sat .'], ['.'])
+    """
+    return story_sentences(text) or [" ".join(text.split()) or "."]
