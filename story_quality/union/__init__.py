@@ -5,6 +5,7 @@ options are :data:`story_quality.union.options.UNION_OPTIONS`.
 """
 
 from story_quality.citations import citation
+from story_quality.lazy_names import lazy_names
 from story_quality.versions import check_min_versions
 
 check_min_versions("transformers", "torch", "evaluate")
@@ -12,12 +13,5 @@ check_min_versions("transformers", "torch", "evaluate")
 
 CITATION = citation("guan-huang-2020-union")
 __all__ = ["CITATION", "UnionResult", "UnionScorer"]
-
-
-def __getattr__(name: str):
-    """The scorer is imported when first asked for: the package's other modules need no transformers."""
-    if name in ("UnionScorer", "UnionResult"):
-        from story_quality.union import scorer
-
-        return getattr(scorer, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The scorer is imported when first asked for: the package's other modules need no transformers.
+__getattr__ = lazy_names(__name__, "scorer", ("UnionScorer", "UnionResult"))
