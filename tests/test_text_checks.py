@@ -21,12 +21,11 @@ import safetensors.torch
 import torch
 import transformers
 from gruen_models import save_all
-from tiny_models import bert_config, save_union_checkpoint, tokenizer
+from tiny_models import bert_config, roc_union_checkpoint, tokenizer
 
 from story_quality.devices import check_device, non_finite_tensor
 from story_quality.options import check_flag
 from story_quality.text_checks import check_texts, is_blank, mostly_non_latin
-from story_quality.union.normalization import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 STORY = "Ken went to the store. He bought milk. He went home happy."
@@ -34,9 +33,7 @@ STORY = "Ken went to the store. He bought milk. He went home happy."
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory) -> pathlib.Path:
-    return save_union_checkpoint(
-        tmp_path_factory.mktemp("union") / "roc", normalization=ROC_STORIES.to_dict(), max_length=48
-    )
+    return roc_union_checkpoint(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -103,3 +103,12 @@ def save_masked_lm(
     )
     tok.save_pretrained(directory)
     return directory
+
+
+def roc_union_checkpoint(tmp_path_factory, max_length: int = 48, name: str = "roc") -> pathlib.Path:
+    """A tiny UNION checkpoint normalising as ROCStories, in a new folder of pytest's temporary tree."""
+    from story_quality.union.normalization import ROC_STORIES
+
+    return save_union_checkpoint(
+        tmp_path_factory.mktemp("union") / name, normalization=ROC_STORIES.to_dict(), max_length=max_length
+    )

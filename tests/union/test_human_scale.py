@@ -10,7 +10,7 @@ import shutil
 import evaluate
 import numpy as np
 import pytest
-from tiny_models import save_union_checkpoint
+from tiny_models import roc_union_checkpoint, save_union_checkpoint
 
 from story_quality import cli
 from story_quality.checkpoints.files import weights_sha256
@@ -45,9 +45,7 @@ STORIES = [
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory) -> pathlib.Path:
-    return save_union_checkpoint(
-        tmp_path_factory.mktemp("union") / "tiny-union", normalization=ROC_STORIES.to_dict(), max_length=48
-    )
+    return roc_union_checkpoint(tmp_path_factory, name="tiny-union")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pathlib
 import evaluate
 import pytest
 import transformers
-from tiny_models import save_union_checkpoint
+from tiny_models import roc_union_checkpoint
 
 from story_quality.union import encoding
 from story_quality.union.encoding import Rows, encode
@@ -29,9 +29,7 @@ STORIES = [SHORT, LONG, "He was sad.", LONG + " then Mary came home .", SHORT * 
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory) -> pathlib.Path:
-    return save_union_checkpoint(
-        tmp_path_factory.mktemp("union") / "roc", normalization=ROC_STORIES.to_dict(), max_length=WINDOW
-    )
+    return roc_union_checkpoint(tmp_path_factory, WINDOW)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import textwrap
 import warnings
 
 import pytest
-from tiny_models import save_union_checkpoint
+from tiny_models import roc_union_checkpoint
 
 from story_quality.union import UnionScorer
 from story_quality.union.encoding import Encoded, Rows, append_encoded, encode
@@ -64,9 +64,7 @@ def as_bytes(encoded: Encoded) -> tuple:
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    return save_union_checkpoint(
-        tmp_path_factory.mktemp("union") / "roc", normalization=ROC_STORIES.to_dict(), max_length=48
-    )
+    return roc_union_checkpoint(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import evaluate
 import pytest
 import torch
 import transformers
-from tiny_models import save_union_checkpoint
+from tiny_models import roc_union_checkpoint, save_union_checkpoint
 
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.union.checkpoints import resolve_checkpoint
@@ -34,9 +34,7 @@ STORIES = [
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory) -> pathlib.Path:
-    return save_union_checkpoint(
-        tmp_path_factory.mktemp("union") / "roc", normalization=ROC_STORIES.to_dict(), max_length=WINDOW
-    )
+    return roc_union_checkpoint(tmp_path_factory, WINDOW)
 
 
 @pytest.fixture(scope="module")

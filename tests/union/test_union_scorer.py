@@ -7,11 +7,10 @@ import pathlib
 
 import evaluate
 import pytest
-from tiny_models import save_union_checkpoint
+from tiny_models import roc_union_checkpoint
 
 from story_quality import metric_path, precision
 from story_quality.union import UnionResult, UnionScorer
-from story_quality.union.normalization import ROC_STORIES
 
 STORIES = [
     "Ken went to the store. He bought milk. He went home happy.",
@@ -23,9 +22,7 @@ STORIES = [
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory) -> pathlib.Path:
-    return save_union_checkpoint(
-        tmp_path_factory.mktemp("union") / "roc", normalization=ROC_STORIES.to_dict(), max_length=48
-    )
+    return roc_union_checkpoint(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
