@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from story_quality.devices import check_device
 from story_quality.training.cli_types import at_least
-from story_quality.training.negatives.fluent import KINDS, FluentOptions
+from story_quality.training.negatives.fluent_candidates import KINDS, FluentOptions
 from story_quality.training.negatives.fluent_corpus import FilterSettings, make_fluent_corpus
 
 

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from story_quality.training.cli_types import at_least, positive_number
-from story_quality.training.negatives.generated import replace_corpus
+from story_quality.training.negatives.copy_replacement import replace_corpus
 from story_quality.training.negatives.lm_continuations import export, generate
 from story_quality.training.negatives.story_lm import LMOptions, SamplingOptions
 

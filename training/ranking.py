@@ -38,8 +38,8 @@ import torch
 from torch.nn import functional as F
 
 from story_quality.training.loss_terms import LossTerm, Step
-from story_quality.training.negatives.fluent import FLUENT
-from story_quality.training.negatives.generated import GENERATED
+from story_quality.training.negatives.copy_replacement import GENERATED
+from story_quality.training.negatives.fluent_candidates import FLUENT
 from story_quality.training.negatives.ngram_continuations import GENERATED_NGRAM
 from story_quality.training.union_model import SEVERITY_COLUMN, STORY_COLUMN
 
