@@ -1,10 +1,12 @@
-"""Argparse types for the training commands: a bad number is a usage error naming the bound, before any work."""
+"""Argparse for the training commands: a parser that takes both spellings of every flag, and types
+under which a bad number is a usage error naming the bound, before any work."""
 
 from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -35,3 +37,31 @@ def positive_number(text: str) -> float:
 
 
 positive_number.__name__ = "number > 0"
+
+
+def both_spellings(names: Sequence[str]) -> list[str]:
+    """``names`` with each long option's other spelling added: ``--output-dir`` and ``--output_dir``.
+
+    >>> both_spellings(["-o", "--output-dir"])
+    ['-o', '--output-dir', '--output_dir']
+    >>> both_spellings(["--max_length"])
+    ['--max_length', '--max-length']
+    """
+    spelled = list(names)
+    for name in names:
+        if not name.startswith("--"):
+            continue
+        body = name[2:]
+        other = "--" + (body.replace("-", "_") if "-" in body else body.replace("_", "-"))
+        if other not in spelled:
+            spelled.append(other)
+    return spelled
+
+
+class ScriptParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose every long option also answers to its other spelling, as the
+    Trainer-based scripts' ``HfArgumentParser`` does (``--output-dir`` or ``--output_dir``);
+    subcommands' parsers are of this class too."""
+
+    def add_argument(self, *names: str, **kwargs: Any) -> argparse.Action:
+        return super().add_argument(*both_spellings(names), **kwargs)
