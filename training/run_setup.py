@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import datasets
 import transformers
 from transformers import HfArgumentParser, Trainer, TrainingArguments
+from transformers.trainer_utils import HubStrategy
 
 from story_quality.checkpoints.files import PICKLE_WEIGHTS_FILE, WEIGHT_FILES
 from story_quality.cli.errors import report
@@ -79,6 +80,35 @@ class RunArguments(OutputFolderArguments, TrainingArguments):
     resume_from_checkpoint: str | None = field(
         default=None,
         metadata={"help": "A checkpoint folder to resume from, or 'last' for the newest one in output_dir."},
+    )
+    push_to_hub: bool = field(
+        default=False,
+        metadata={
+            "help": "Upload the finished output folder (the model, its tokenizer, card and results) once, after "
+            "training, to the Hub repository --hub_model_id names (default: YOUR_NAME/<output folder's "
+            "name>), created if missing; the repository is printed before training, and a run that cannot "
+            "tell who you are is refused then. Checkpoints stay local."
+        },
+    )
+    hub_model_id: str | None = field(
+        default=None,
+        metadata={
+            "help": "The repository --push_to_hub uploads to: NAME (in your namespace) or ORG/NAME; needs "
+            "--push_to_hub."
+        },
+    )
+    hub_strategy: HubStrategy | str = field(
+        default="end",
+        metadata={
+            "help": "Only 'end' is accepted (or leave it out): --push_to_hub uploads once, after the run; "
+            "no save or checkpoint is pushed on the way."
+        },
+    )
+    hub_revision: str | None = field(
+        default=None,
+        metadata={
+            "help": "The branch --push_to_hub commits to (created from main when missing; default: main)."
+        },
     )
 
 
@@ -230,8 +260,7 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
     refuse_a_lone_launch()  # one line, also where accelerate's launcher would add a traceback
     parsed = parser.parse_args_into_dataclasses(args=argv + cpu_flags(argv))
     try:
-        if any(arg.split("=")[0] == "--hub_strategy" for arg in argv):  # Trainer's default is every_save
-            check_push_strategy(parsed[-1].hub_strategy)
+        check_push_strategy(parsed[-1].hub_strategy)  # "end" unless the flag says otherwise
         check_revision(parsed[-1].push_to_hub, parsed[-1].hub_revision)
         check_model_id(parsed[-1].push_to_hub, parsed[-1].hub_model_id)
     except ValueError as error:
