@@ -61,7 +61,19 @@ def both_spellings(names: Sequence[str]) -> list[str]:
 class ScriptParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose every long option also answers to its other spelling, as the
     Trainer-based scripts' ``HfArgumentParser`` does (``--output-dir`` or ``--output_dir``);
-    subcommands' parsers are of this class too."""
+    subcommands' parsers are of this class too. Help and errors name the spelling the script
+    declares; the other is registered beside it, for parsing only."""
 
     def add_argument(self, *names: str, **kwargs: Any) -> argparse.Action:
-        return super().add_argument(*both_spellings(names), **kwargs)
+        action = super().add_argument(*names, **kwargs)
+        for other in both_spellings(names)[len(names) :]:
+            self._option_string_actions.setdefault(other, action)
+        return action
+
+    def _get_option_tuples(self, option_string: str) -> list[tuple[Any, ...]]:
+        """A prefix's matches, one per option (``--output`` matches both spellings of ``--output-dir``:
+        one option, not an ambiguous prefix)."""
+        matches: dict[int, tuple[Any, ...]] = {}
+        for match in super()._get_option_tuples(option_string):
+            matches.setdefault(id(match[0]), match)
+        return list(matches.values())

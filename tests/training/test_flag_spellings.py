@@ -31,8 +31,10 @@ def test_each_long_flag_answers_to_both_spellings_in_subcommands_too():
         ["--output-dir", "a", "--max_length", "3", "--quiet", "export", "--lm-epochs", "2"],
     ):
         assert parser.parse_args(argv) == expected
+    assert parser.parse_args(["--output", "a"]).output_dir == "a"  # a prefix of one option, not ambiguous
     with pytest.raises(SystemExit):
         parser.parse_args(["--output__dir", "a"])  # only the two spellings
+    assert "--output_dir" not in parser.format_help()  # help names the declared spelling once
 
 
 def argparse_parsers_built(path: pathlib.Path) -> list[int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import pathlib
 import time
@@ -138,5 +139,4 @@ def candidate_report(
 
 def _code_sha256() -> str:
     """The candidates' code, so a changed rule never reuses cached candidates."""
-    here = pathlib.Path(__file__).parent
-    return hashlib.sha256((here / "fluent.py").read_bytes()).hexdigest()
+    return hashlib.sha256(pathlib.Path(inspect.getfile(FluentOptions)).read_bytes()).hexdigest()
