@@ -11,7 +11,7 @@ import tiny_models
 from fake_hub import FakeHub, committed_files, serve
 from transformers import HfArgumentParser
 
-from story_quality.training import run_setup, train_cola, train_fluency, train_union
+from story_quality.training import run_setup, train_cola, train_fluency, train_union, union_arguments
 from story_quality.training.hub_push import PushError, repository_for
 
 
@@ -25,7 +25,7 @@ def encoder(tmp_path_factory):
     return tiny_models.save_masked_lm(tmp_path_factory.mktemp("encoder") / "bert", lowercase=True)
 
 
-def union_run(encoder, output_dir, *flags: str) -> train_union.Run:
+def union_run(encoder, output_dir, *flags: str) -> union_arguments.Run:
     return train_union.parse_run(
         ["--model_name_or_path", str(encoder), "--dataset", "pairs.jsonl", "--output_dir", str(output_dir),
          "--max_length", "48", "--report_to", "none", *flags]
