@@ -240,9 +240,7 @@ def test_bit_parallel_edit_distance_equals_the_dynamic_programming_table():
 
 
 def test_preprocessing_follows_the_release():
-    assert (
-        sentences.normalize_text("  A b.\n\nC d..E f  g. 3.5 and 10.25 ") == "A b. C d. E f g. UNK and UNK"
-    )
+    assert sentences.normalize_text("  A b.\n\nC d..E f  g. 3.5 and 10.25 ") == "A b. C d. E f g. UNK and UNK"
     assert sentences.text_to_sentences("Hello. Ok. The dog ran! Yes !") == ["The dog ran!"]
     assert sentences.text_to_sentences("word") == []
 
