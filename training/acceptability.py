@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+if TYPE_CHECKING:
+    from transformers import Trainer
+
 from story_quality.training.cola_data import read_cola_tsv
-from story_quality.training.ranking import RankingTrainer
+from story_quality.training.loss_terms import LossTerm, Step
 from story_quality.training.union_model import BertForUnionTraining
 
 # The attribute the head lives under on the training model (its weights: ``acceptability_head.*``).
@@ -129,58 +133,48 @@ def acceptability_logits(model: BertForUnionTraining, batch: dict[str, torch.Ten
     return getattr(model, ACCEPTABILITY_HEAD)(model.dropout(pooled))
 
 
-class AcceptabilityTrainer(RankingTrainer):
-    """The ranking Trainer plus ``acceptability_weight`` times the CoLA head's loss on one batch a step.
+class AcceptabilityTerm(LossTerm):
+    """``weight`` times the CoLA head's loss on one batch of ``batches`` a training step; evaluation
+    never draws."""
 
-    A weight of 0 (or no batches) is the ranking Trainer unchanged; evaluation never draws.
-    """
+    name = "acceptability"
 
-    def __init__(
-        self,
-        *args: Any,
-        acceptability_weight: float = 0.0,
-        acceptability_batches: AcceptabilityBatches | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self.acceptability_weight = acceptability_weight if acceptability_batches is not None else 0.0
-        self.acceptability_batches = acceptability_batches
-        self._draws: int | None = None  # micro-batches drawn so far (set from the step on first use)
-        self.acceptability_losses: list[float] = []
+    def __init__(self, weight: float, batches: AcceptabilityBatches) -> None:
+        self.weight, self.batches = weight, batches
+        self.draws: int | None = None  # micro-batches drawn so far (set from the step on first use)
+        self.losses: list[float] = []
         self._logged = 0  # losses already averaged into a log line
 
-    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """Training log lines also carry the head's mean loss since the last line."""
-        fresh = self.acceptability_losses[self._logged :]
-        if "loss" in logs and fresh:
-            logs = {**logs, "acceptability_loss": round(sum(fresh) / len(fresh), 4)}
-            self._logged = len(self.acceptability_losses)
-        super().log(logs, start_time)
-
-    def next_draw(self) -> int:
+    def next_draw(self, trainer: Trainer) -> int:
         """This rank's next draw number: ranks take turns, a resumed run goes on where it stopped."""
-        if self._draws is None:
-            self._draws = self.state.global_step * self.args.gradient_accumulation_steps
-        draw = self._draws * self.args.world_size + self.args.process_index
-        self._draws += 1
+        if self.draws is None:
+            self.draws = trainer.state.global_step * trainer.args.gradient_accumulation_steps
+        draw = self.draws * trainer.args.world_size + trainer.args.process_index
+        self.draws += 1
         return draw
 
-    def compute_loss(
-        self,
-        model: torch.nn.Module,
-        inputs: dict[str, Any],
-        return_outputs: bool = False,
-        num_items_in_batch: Any = None,
-    ) -> Any:
-        loss, outputs = super().compute_loss(
-            model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch
-        )
-        if self.acceptability_weight and model.training:
-            trained = self.accelerator.unwrap_model(model)
-            batch = {
-                k: v.to(loss.device) for k, v in self.acceptability_batches.batch(self.next_draw()).items()
-            }
-            head_loss = F.cross_entropy(acceptability_logits(trained, batch).float(), batch["labels"])
-            self.acceptability_losses.append(head_loss.item())
-            loss = loss + self.acceptability_weight * head_loss
-        return (loss, outputs) if return_outputs else loss
+    def add(self, step: Step) -> None:
+        if not step.model.training:
+            return
+        trained = step.trainer.accelerator.unwrap_model(step.model)
+        device = step.loss.device
+        batch = {k: v.to(device) for k, v in self.batches.batch(self.next_draw(step.trainer)).items()}
+        head_loss = F.cross_entropy(acceptability_logits(trained, batch).float(), batch["labels"])
+        self.losses.append(head_loss.item())
+        step.loss = step.loss + self.weight * head_loss
+
+    def log_entries(self) -> dict[str, float]:
+        fresh = self.losses[self._logged :]
+        if not fresh:
+            return {}
+        self._logged = len(self.losses)
+        return {"acceptability_loss": round(sum(fresh) / len(fresh), 4)}
+
+    def results(self) -> dict[str, float]:
+        """The head's mean loss over this process's first and last 50 draws."""
+        if not self.losses:
+            return {}
+        return {
+            "acceptability_loss_first_50": float(np.mean(self.losses[:50])),
+            "acceptability_loss_last_50": float(np.mean(self.losses[-50:])),
+        }

@@ -36,6 +36,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, Pret
 
 from story_quality.checkpoints.reference import CheckpointReference, repeated_checkpoint
 from story_quality.devices import non_finite_tensor
+from story_quality.training.cli_types import ScriptParser
 from story_quality.training.output_folders import (
     OutputKind,
     check_output_folder,
@@ -243,9 +244,7 @@ def average_checkpoints(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("checkpoints", nargs="+", help="two or more checkpoint directories or Hub ids")
     parser.add_argument(
         "--output-dir",

@@ -27,7 +27,7 @@ import datasets
 import numpy as np
 
 from story_quality.fluency.reader import FluencyReader
-from story_quality.training.cli_types import at_least
+from story_quality.training.cli_types import ScriptParser, at_least
 from story_quality.training.fluency_corpus import HELD_OUT_EVERY, WP_SEGMENTS, corpus_sentences, is_held_out
 from story_quality.training.negatives.garbled_sentences import GarbleOptions, fold_models, sentence_pairs
 
@@ -36,9 +36,7 @@ SUMMARY_FILE = "fluency_build_summary.json"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpora", nargs="+", help="story files (.txt, .jsonl, .csv), one domain each")
     parser.add_argument(
         "--sentences",

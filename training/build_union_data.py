@@ -26,7 +26,7 @@ from collections import Counter
 import datasets
 
 from story_quality.evaluation.annotations import read_held_out_stories
-from story_quality.training.cli_types import at_least
+from story_quality.training.cli_types import ScriptParser, at_least
 from story_quality.training.corpora import (
     LOCAL_SUFFIXES,
     ROC_STORIES_HUB_ID,
@@ -52,7 +52,7 @@ SUMMARY_FILE = "union_build_summary.json"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ScriptParser(
         description=(
             "Turn a corpus of human stories into UNION's training set: every story (label 1 = human) "
             "plus one copy corrupted by repetition, substitution, reordering and/or negation "

@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
 
 import datasets
 import numpy as np
 import torch
 from torch.nn import functional as F
-from transformers import Trainer
 
 from story_quality.batching import progress
 from story_quality.checkpoints.reference import repeated_checkpoint
 from story_quality.model_window import model_window
+from story_quality.training.loss_terms import LossTerm, Step
 from story_quality.training.negatives.build import normalization_of
 from story_quality.training.union_model import TEACHER_COLUMN
 from story_quality.union import UnionScorer
@@ -182,29 +181,23 @@ def soft_cross_entropy(logits: torch.Tensor, teacher: torch.Tensor) -> torch.Ten
     return -(teacher * log_probs[:, 1] + (1 - teacher) * log_probs[:, 0]).mean()
 
 
-class DistillationTrainer(Trainer):
-    """The Trainer with ``distillation_weight`` of the classification loss taught by a ``teacher`` input.
+class DistillationTerm(LossTerm):
+    """``weight`` of the classification loss taught by the rows' ``teacher`` column instead of the label.
 
-    Batches without a ``teacher`` (or a weight of 0) train on the model's own loss unchanged.
+    Batches without a ``teacher`` train on the model's own loss unchanged.
     """
 
-    def __init__(self, *args: Any, distillation_weight: float = 0.0, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.distillation_weight = distillation_weight
+    name = "distillation"
+    columns = (TEACHER_COLUMN,)
 
-    def compute_loss(
-        self,
-        model: torch.nn.Module,
-        inputs: dict[str, Any],
-        return_outputs: bool = False,
-        num_items_in_batch: Any = None,
-    ) -> Any:
-        teacher = inputs.pop(TEACHER_COLUMN, None)
-        loss, outputs = super().compute_loss(
-            model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch
-        )
-        if teacher is not None and self.distillation_weight:
-            logits, labels = outputs["logits"], inputs["labels"]
-            hard = F.cross_entropy(logits.float(), labels)
-            loss = loss + self.distillation_weight * (soft_cross_entropy(logits, teacher) - hard)
-        return (loss, outputs) if return_outputs else loss
+    def __init__(self, weight: float) -> None:
+        self.weight = weight
+
+    def add(self, step: Step) -> None:
+        teacher = step.columns.get(TEACHER_COLUMN)
+        if teacher is None:
+            return
+        hard = step.label_loss()
+        soft = soft_cross_entropy(step.outputs["logits"], teacher)
+        step.loss = step.loss + self.weight * (soft - hard)
+        step.classification = hard + self.weight * (soft - hard)

@@ -21,15 +21,13 @@ import pathlib
 from collections.abc import Sequence
 
 from story_quality.devices import check_device
-from story_quality.training.cli_types import at_least
-from story_quality.training.negatives.fluent import KINDS, FluentOptions
+from story_quality.training.cli_types import ScriptParser, at_least
+from story_quality.training.negatives.fluent_candidates import KINDS, FluentOptions
 from story_quality.training.negatives.fluent_corpus import FilterSettings, make_fluent_corpus
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "corpus", type=pathlib.Path, help="a corpus written by build_union_data.py (or replace)"
     )

@@ -34,16 +34,14 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from story_quality.training.cli_types import at_least, positive_number
-from story_quality.training.negatives.generated import replace_corpus
+from story_quality.training.cli_types import ScriptParser, at_least, positive_number
+from story_quality.training.negatives.copy_replacement import replace_corpus
 from story_quality.training.negatives.lm_continuations import export, generate
 from story_quality.training.negatives.story_lm import LMOptions, SamplingOptions
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     step = commands.add_parser("export", help="write the LM's texts and the stories to continue")
     step.add_argument(

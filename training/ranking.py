@@ -31,18 +31,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import datasets
 import torch
 from torch.nn import functional as F
-from torch.utils.data import DataLoader
 
-from story_quality.training.distillation import DistillationTrainer, soft_cross_entropy
-from story_quality.training.negatives.fluent import FLUENT
-from story_quality.training.negatives.generated import GENERATED
+from story_quality.training.loss_terms import LossTerm, Step
+from story_quality.training.negatives.copy_replacement import GENERATED
+from story_quality.training.negatives.fluent_candidates import FLUENT
 from story_quality.training.negatives.ngram_continuations import GENERATED_NGRAM
-from story_quality.training.union_model import SEVERITY_COLUMN, STORY_COLUMN, TEACHER_COLUMN
+from story_quality.training.union_model import SEVERITY_COLUMN, STORY_COLUMN
+
+if TYPE_CHECKING:
+    from transformers import Trainer
 
 RANKING_LOSSES = ("none", "margin", "bradley_terry")
 SEVERITY_SOURCES = ("perturbations", "kind", "both")
@@ -175,56 +177,30 @@ class StoryBatchSampler(torch.utils.data.Sampler[list[int]]):
         return len(self._batches)
 
 
-class RankingTrainer(DistillationTrainer):
-    """The distillation Trainer with ``ranking_weight`` of the classification loss given to a ranking
-    loss between rows of one story (``story_index`` and ``severity`` inputs); training batches hold
-    whole stories. ``ranking_loss="none"`` (or a weight of 0) is the distillation Trainer unchanged."""
+class RankingTerm(LossTerm):
+    """``weight`` of the classification loss given to a ``kind`` ranking loss between rows of one story
+    (``story_index`` and ``severity`` columns); training batches hold whole stories."""
 
-    def __init__(
-        self, *args: Any, ranking_loss: str = "none", ranking_weight: float = 0.0, **kwargs: Any
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self.ranking_kind = ranking_loss
-        self.ranking_weight = ranking_weight if ranking_loss != "none" else 0.0
+    name = "ranking"
+    columns = (STORY_COLUMN, SEVERITY_COLUMN)
 
-    def get_train_dataloader(self) -> DataLoader:
-        if not self.ranking_weight:
-            return super().get_train_dataloader()
+    def __init__(self, kind: str, weight: float) -> None:
+        if kind not in RANKING_LOSSES[1:]:
+            raise ValueError(f"ranking loss must be one of {', '.join(RANKING_LOSSES[1:])}, got {kind!r}")
+        self.kind, self.weight = kind, weight
+
+    def batch_sampler(self, trainer: Trainer) -> StoryBatchSampler:
+        dataset, args = trainer.train_dataset, trainer.args
         lengths = (
-            [len(ids) for ids in self.train_dataset["input_ids"]]
-            if self.args.train_sampling_strategy == "group_by_length"
+            [len(ids) for ids in dataset["input_ids"]]
+            if args.train_sampling_strategy == "group_by_length"
             else None
         )
-        sampler = StoryBatchSampler(
-            self.train_dataset[STORY_COLUMN], self._train_batch_size, self.args.seed, lengths
-        )
-        loader = DataLoader(
-            self.train_dataset,
-            batch_sampler=sampler,
-            collate_fn=self.data_collator,
-            num_workers=self.args.dataloader_num_workers,
-            pin_memory=self.args.dataloader_pin_memory,
-        )
-        return self.accelerator.prepare(loader)
+        return StoryBatchSampler(dataset[STORY_COLUMN], trainer._train_batch_size, args.seed, lengths)
 
-    def compute_loss(
-        self,
-        model: torch.nn.Module,
-        inputs: dict[str, Any],
-        return_outputs: bool = False,
-        num_items_in_batch: Any = None,
-    ) -> Any:
-        stories, severity = inputs.pop(STORY_COLUMN, None), inputs.pop(SEVERITY_COLUMN, None)
-        teacher = inputs.get(TEACHER_COLUMN)
-        loss, outputs = super().compute_loss(
-            model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch
-        )
-        if stories is not None and severity is not None and self.ranking_weight:
-            logits, labels = outputs["logits"], inputs["labels"]
-            classification = F.cross_entropy(logits.float(), labels)
-            if teacher is not None and self.distillation_weight:
-                soft = soft_cross_entropy(logits, teacher)
-                classification = classification + self.distillation_weight * (soft - classification)
-            ranking = ranking_loss(log_odds(logits), stories, severity, self.ranking_kind)
-            loss = loss + self.ranking_weight * (ranking - classification)
-        return (loss, outputs) if return_outputs else loss
+    def add(self, step: Step) -> None:
+        stories, severity = step.columns.get(STORY_COLUMN), step.columns.get(SEVERITY_COLUMN)
+        if stories is None or severity is None:
+            return
+        ranking = ranking_loss(log_odds(step.outputs["logits"]), stories, severity, self.kind)
+        step.loss = step.loss + self.weight * (ranking - step.classification)

@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import datasets
-import torch
 import transformers
-from accelerate.utils import parse_flag_from_env
 from transformers import HfArgumentParser, Trainer, TrainingArguments
+from transformers.trainer_utils import HubStrategy
 
 from story_quality.checkpoints.files import PICKLE_WEIGHTS_FILE, WEIGHT_FILES
 from story_quality.cli.errors import report
@@ -35,6 +34,7 @@ from story_quality.training.hub_push import (
     push_plan,
     repository_for,
 )
+from story_quality.training.launches import cpu_flags, refuse_a_lone_launch
 from story_quality.training.output_folders import (
     OutputFolderArguments,
     holds_a_run,
@@ -80,6 +80,35 @@ class RunArguments(OutputFolderArguments, TrainingArguments):
     resume_from_checkpoint: str | None = field(
         default=None,
         metadata={"help": "A checkpoint folder to resume from, or 'last' for the newest one in output_dir."},
+    )
+    push_to_hub: bool = field(
+        default=False,
+        metadata={
+            "help": "Upload the finished output folder (the model, its tokenizer, card and results) once, after "
+            "training, to the Hub repository --hub_model_id names (default: YOUR_NAME/<output folder's "
+            "name>), created if missing; the repository is printed before training, and a run that cannot "
+            "tell who you are is refused then. Checkpoints stay local."
+        },
+    )
+    hub_model_id: str | None = field(
+        default=None,
+        metadata={
+            "help": "The repository --push_to_hub uploads to: NAME (in your namespace) or ORG/NAME; needs "
+            "--push_to_hub."
+        },
+    )
+    hub_strategy: HubStrategy | str = field(
+        default="end",
+        metadata={
+            "help": "Only 'end' is accepted (or leave it out): --push_to_hub uploads once, after the run; "
+            "no save or checkpoint is pushed on the way."
+        },
+    )
+    hub_revision: str | None = field(
+        default=None,
+        metadata={
+            "help": "The branch --push_to_hub commits to (created from main when missing; default: main)."
+        },
     )
 
 
@@ -228,11 +257,10 @@ def parse_arguments(parser: HfArgumentParser, argv: Sequence[str] | None) -> tup
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].endswith(RECIPE_SUFFIXES):
         argv = config_flags(argv[0]) + argv[1:]
-    refuse_a_lone_launch()
+    refuse_a_lone_launch()  # one line, also where accelerate's launcher would add a traceback
     parsed = parser.parse_args_into_dataclasses(args=argv + cpu_flags(argv))
     try:
-        if any(arg.split("=")[0] == "--hub_strategy" for arg in argv):  # Trainer's default is every_save
-            check_push_strategy(parsed[-1].hub_strategy)
+        check_push_strategy(parsed[-1].hub_strategy)  # "end" unless the flag says otherwise
         check_revision(parsed[-1].push_to_hub, parsed[-1].hub_revision)
         check_model_id(parsed[-1].push_to_hub, parsed[-1].hub_model_id)
     except ValueError as error:
@@ -282,56 +310,6 @@ def missing_path(value: str) -> str:
     while not first_missing.parent.exists():
         first_missing = first_missing.parent
     return f"no such file or folder ({str(first_missing)!r} does not exist)."
-
-
-def launched_processes() -> int:
-    """How many processes the launcher started (torchrun's, mpirun's or accelerate's WORLD_SIZE); 1 alone."""
-    from accelerate.utils import get_int_from_env
-
-    return get_int_from_env(["WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE"], 1)
-
-
-def on_cpu_only() -> bool:
-    """Whether training runs on CPUs: ``accelerate launch --cpu``, or no GPU on this machine."""
-    return parse_flag_from_env("ACCELERATE_USE_CPU") or not torch.cuda.is_available()
-
-
-def cpu_flags(argv: Sequence[str]) -> list[str]:
-    """The flags a CPU run needs that the user did not give.
-
-    ``--use_cpu true``: under ``accelerate launch --cpu`` on a GPU machine the Trainer would still put
-    the batches on the GPU; under ``torchrun --nproc_per_node N`` on CPUs it is what makes the Trainer
-    form the gloo process group (without it each process trains the whole run alone). And
-    ``--dataloader_pin_memory false``: pinning needs an accelerator, and warns on every evaluation.
-    """
-    given = {arg.split("=")[0] for arg in argv}
-    if not on_cpu_only():
-        return []
-    flags = []
-    if "--use_cpu" not in given and (parse_flag_from_env("ACCELERATE_USE_CPU") or launched_processes() > 1):
-        flags += ["--use_cpu", "true"]
-    if "--dataloader_pin_memory" not in given:
-        flags += ["--dataloader_pin_memory", "false"]
-    return flags
-
-
-def refuse_a_lone_launch() -> None:
-    """Refuse ``accelerate launch --num_processes N`` (N > 1) that started one process: on a machine
-    without GPUs, and with ``--cpu`` anywhere, accelerate's launcher starts N processes only through
-    mpirun, and one process would train the whole run alone without a word. The refusal names the
-    launch that does train on N CPU processes (torchrun).
-
-    Accelerate's launcher sets ``ACCELERATE_USE_CPU`` (``False`` without ``--cpu``) and, for N > 1,
-    ``MASTER_ADDR``; a launcher that did start N processes also sets ``WORLD_SIZE`` (or mpirun's size).
-    """
-    if "ACCELERATE_USE_CPU" in os.environ and os.environ.get("MASTER_ADDR") and launched_processes() == 1:
-        script = f"training/{pathlib.Path(sys.argv[0]).name}"  # the documented path, from a clone
-        raise ValueError(
-            "accelerate launch started one process although --num_processes asks for more (without GPUs, "
-            "or with --cpu, its launcher starts several only through mpirun), so one process would train "
-            f"the whole run alone. For N processes on CPUs run `torchrun --nproc_per_node N {script} ...` "
-            "(several machines: add --nnodes, --node_rank, --master_addr); for one, drop --num_processes."
-        )
 
 
 @contextlib.contextmanager

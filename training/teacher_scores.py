@@ -26,6 +26,7 @@ import datasets
 import numpy as np
 
 from story_quality.devices import check_device
+from story_quality.training.cli_types import ScriptParser
 from story_quality.training.distillation import (
     TEACHER_COLUMN,
     add_teacher_scores,
@@ -47,9 +48,7 @@ TAUGHT = saved_dataset("teacher_scores", "rows with teacher scores", SUMMARY)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--dataset", type=pathlib.Path, required=True, help="training rows (a folder of build_union_data.py)"
     )

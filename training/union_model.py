@@ -212,6 +212,8 @@ TEACHER_COLUMN = "teacher"
 # The story and severity of each row a ranking run learns the order of (training/ranking.py).
 STORY_COLUMN = "story_index"
 SEVERITY_COLUMN = "severity"
+# The columns rows carry beside the model's inputs, for the loss terms (training/loss_terms.py).
+ROW_COLUMNS = (TEACHER_COLUMN, STORY_COLUMN, SEVERITY_COLUMN)
 
 
 def encode_union_examples(
@@ -245,7 +247,7 @@ class UnionDataCollator:
         targets = [list(f["reconstruction_labels"]) for f in features if "reconstruction_labels" in f]
         teacher = [float(f[TEACHER_COLUMN]) for f in features if TEACHER_COLUMN in f]
         ranking = {c: [int(f[c]) for f in features if c in f] for c in (STORY_COLUMN, SEVERITY_COLUMN)}
-        carried = ("reconstruction_labels", TEACHER_COLUMN, STORY_COLUMN, SEVERITY_COLUMN)
+        carried = ("reconstruction_labels", *ROW_COLUMNS)
         inputs = [{k: v for k, v in f.items() if k not in carried} for f in features]
         batch = self.tokenizer.pad(inputs, pad_to_multiple_of=self.pad_to_multiple_of, return_tensors="pt")
         if teacher:

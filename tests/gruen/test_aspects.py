@@ -21,8 +21,7 @@ from transformers import (
 from story_quality.bert_forward.classifier import BertClassifierFastPath
 from story_quality.bert_forward.packed_layers import BertLayers
 from story_quality.checkpoints.reference import CheckpointReference
-from story_quality.gruen import focus
-from story_quality.gruen import sentences as gruen_text
+from story_quality.gruen import focus, sentences
 from story_quality.gruen.coherence import coherence_scores, split_pair
 from story_quality.gruen.grammaticality import cola_scores, pll_nll_scores, reference_lm_scores
 from story_quality.gruen.loading import LoadedModel, load_model
@@ -241,23 +240,21 @@ def test_bit_parallel_edit_distance_equals_the_dynamic_programming_table():
 
 
 def test_preprocessing_follows_the_release():
-    assert (
-        gruen_text.normalize_text("  A b.\n\nC d..E f  g. 3.5 and 10.25 ") == "A b. C d. E f g. UNK and UNK"
-    )
-    assert gruen_text.text_to_sentences("Hello. Ok. The dog ran! Yes !") == ["The dog ran!"]
-    assert gruen_text.text_to_sentences("word") == []
+    assert sentences.normalize_text("  A b.\n\nC d..E f  g. 3.5 and 10.25 ") == "A b. C d. E f g. UNK and UNK"
+    assert sentences.text_to_sentences("Hello. Ok. The dog ran! Yes !") == ["The dog ran!"]
+    assert sentences.text_to_sentences("word") == []
 
 
 def test_missing_punkt_data_is_announced_and_splitting_stays_deterministic(caplog, monkeypatch):
     def no_data(*args, **kwargs):
         raise LookupError("no punkt")
 
-    monkeypatch.setattr(gruen_text.nltk.data, "find", no_data)
-    gruen_text.sentence_splitter.cache_clear()
+    monkeypatch.setattr(sentences.nltk.data, "find", no_data)
+    sentences.sentence_splitter.cache_clear()
     try:
         with caplog.at_level(logging.WARNING):
-            split = gruen_text.sentence_splitter()
+            split = sentences.sentence_splitter()
         assert "punkt_tab" in caplog.text and "untrained Punkt" in caplog.text
         assert split("Mr. Smith went home. He slept.") == ["Mr. Smith went home.", "He slept."]
     finally:
-        gruen_text.sentence_splitter.cache_clear()
+        sentences.sentence_splitter.cache_clear()

@@ -20,13 +20,13 @@ from story_quality.training import train_union
 from story_quality.training.acceptability import (
     ACCEPTABILITY_HEAD,
     AcceptabilityBatches,
-    AcceptabilityTrainer,
+    AcceptabilityTerm,
     acceptability_logits,
     attach_acceptability_head,
     read_acceptability_batches,
 )
-from story_quality.training.ranking import RankingTrainer
 from story_quality.training.union_model import BertForUnionTraining, UnionDataCollator, export_classifier
+from story_quality.training.union_trainer import UnionTrainer
 from story_quality.union.normalization import ROC_STORIES
 
 
@@ -95,10 +95,9 @@ def test_the_trainer_adds_the_weighted_head_loss_in_training_only(tmp_path):
     batch = UnionDataCollator(tokenizer)([{**f, "reconstruction_labels": []} for f in features])
     batch.pop("reconstruction_labels")
     args = TrainingArguments(output_dir=str(tmp_path / "unused"), report_to="none", use_cpu=True)
-    plain = RankingTrainer(model=model, args=args).compute_loss(model.train(), dict(batch))
-    trainer = AcceptabilityTrainer(
-        model=model, args=args, acceptability_weight=0.4, acceptability_batches=batches
-    )
+    plain = UnionTrainer(model=model, args=args).compute_loss(model.train(), dict(batch))
+    term = AcceptabilityTerm(0.4, batches)
+    trainer = UnionTrainer(model=model, args=args, terms=[term])
     head = F.cross_entropy(acceptability_logits(model, batches.batch(0)), batches.batch(0)["labels"])
     first = trainer.compute_loss(model, dict(batch))
     assert first.item() == pytest.approx(plain.item() + 0.4 * head.item(), abs=1e-6)
@@ -106,15 +105,13 @@ def test_the_trainer_adds_the_weighted_head_loss_in_training_only(tmp_path):
     assert trainer.compute_loss(model, dict(batch)).item() == pytest.approx(
         plain.item() + 0.4 * second.item(), abs=1e-6
     )  # the next step draws the next batch
-    assert trainer.acceptability_losses == pytest.approx([head.item(), second.item()])
+    assert term.losses == pytest.approx([head.item(), second.item()])
     evaluated = trainer.compute_loss(model.eval(), dict(batch))
     assert evaluated.item() == pytest.approx(plain.item(), abs=1e-6)  # evaluation never draws
-    assert len(trainer.acceptability_losses) == 2
-    resumed = AcceptabilityTrainer(
-        model=model, args=args, acceptability_weight=0.4, acceptability_batches=batches
-    )
+    assert len(term.losses) == 2
+    resumed = UnionTrainer(model=model, args=args, terms=[AcceptabilityTerm(0.4, batches)])
     resumed.state.global_step = 1
-    assert resumed.next_draw() == 1  # a resumed run draws on where it stopped
+    assert resumed.terms[0].next_draw(resumed) == 1  # a resumed run draws on where it stopped
 
 
 def test_the_exported_classifier_leaves_the_head_out(tmp_path):

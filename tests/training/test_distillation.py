@@ -17,7 +17,7 @@ from transformers import AutoTokenizer, BertForSequenceClassification, BertToken
 
 from story_quality.training import distillation, teacher_scores, train_union
 from story_quality.training.distillation import (
-    DistillationTrainer,
+    DistillationTerm,
     add_teacher_scores,
     soft_cross_entropy,
     teacher_probabilities,
@@ -26,6 +26,7 @@ from story_quality.training.distillation import (
 from story_quality.training.negatives import build as negatives_build
 from story_quality.training.negatives.build import build_union_dataset
 from story_quality.training.negatives.lexicon import Lexicon
+from story_quality.training.union_trainer import UnionTrainer
 from story_quality.union.normalization import ROC_STORIES, WRITING_PROMPTS
 
 MAX_LENGTH = 24  # shorter than some rows, so the head-kept reading is exercised
@@ -165,8 +166,10 @@ def test_the_command_writes_the_rows_and_a_summary_and_refuses_bad_input_by_name
 def test_the_trainer_replaces_the_weighted_share_of_the_label_loss_by_the_teachers():
     torch.manual_seed(0)
     model = BertForSequenceClassification(tiny_models.bert_config(40, num_labels=2)).eval()
-    trainer = DistillationTrainer(
-        model=model, args=TrainingArguments(output_dir="unused", report_to="none"), distillation_weight=0.25
+    trainer = UnionTrainer(
+        model=model,
+        args=TrainingArguments(output_dir="unused", report_to="none"),
+        terms=[DistillationTerm(0.25)],
     )
     inputs = {"input_ids": torch.tensor([[2, 5, 6, 3], [2, 7, 3, 0]]), "labels": torch.tensor([1, 0])}
     inputs["attention_mask"] = (inputs["input_ids"] != 0).long()

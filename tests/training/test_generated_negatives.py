@@ -12,7 +12,7 @@ from built_corpus import pairs
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from story_quality.training import generated_negatives as gn
-from story_quality.training.negatives import generated, lm_continuations, story_lm
+from story_quality.training.negatives import copy_replacement, lm_continuations, story_lm
 from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.union.normalization import SENTENCE_STOPS
 
@@ -173,7 +173,7 @@ def test_the_lm_learns_a_pattern_and_keeps_its_best_epoch(monkeypatch):
 def test_replacing_every_copy_takes_the_samples_in_order_and_leaves_human_rows():
     corpus = pairs({0: "a b c d e .", 1: "b c d e f ."})
     samples = {0: ["a b x y z .", "a b q r s ."]}
-    swapped, summary = generated.replace_negatives(corpus, samples, fraction=1.0, seed=0)
+    swapped, summary = copy_replacement.replace_negatives(corpus, samples, fraction=1.0, seed=0)
     negatives = [r for r in swapped if r["label"] == 0]
     assert [r["text"] for r in negatives] == [
         "a b x y z .",
@@ -181,7 +181,7 @@ def test_replacing_every_copy_takes_the_samples_in_order_and_leaves_human_rows()
         "corrupted 0 of 1",
         "corrupted 1 of 1",
     ]
-    assert [r["corruptions"] for r in negatives] == [[generated.GENERATED]] * 2 + [["reordering"]] * 2
+    assert [r["corruptions"] for r in negatives] == [[copy_replacement.GENERATED]] * 2 + [["reordering"]] * 2
     assert [r for r in swapped if r["label"] == 1] == [r for r in corpus if r["label"] == 1]
     assert summary["replaced"] == 2 and summary["negatives"] == 4
     assert summary["mean_4gram_copy_rate"] == 0.0
@@ -189,10 +189,10 @@ def test_replacing_every_copy_takes_the_samples_in_order_and_leaves_human_rows()
 
 def test_replacing_nothing_changes_nothing_and_a_share_outside_0_1_is_refused():
     corpus = pairs({0: "a b c d e ."})
-    unchanged, summary = generated.replace_negatives(corpus, {0: ["x y z ."]}, fraction=0.0, seed=0)
+    unchanged, summary = copy_replacement.replace_negatives(corpus, {0: ["x y z ."]}, fraction=0.0, seed=0)
     assert unchanged.to_list() == corpus.to_list() and summary["replaced"] == 0
     with pytest.raises(ValueError, match="--fraction"):
-        generated.replace_negatives(corpus, {}, fraction=1.5, seed=0)
+        copy_replacement.replace_negatives(corpus, {}, fraction=1.5, seed=0)
 
 
 def test_export_finds_each_storys_fold_and_refuses_a_story_the_lm_would_read(tmp_path):
@@ -249,7 +249,7 @@ def test_the_three_commands_chain_on_a_tiny_corpus(tmp_path, capsys):
     summary = json.loads((tmp_path / "out" / "generated_negatives_summary.json").read_text())
     swapped = datasets.load_from_disk(str(tmp_path / "out"))
     assert summary["replaced"] == summary["negatives"] == 4
-    assert {tuple(r["corruptions"]) for r in swapped if r["label"] == 0} == {(generated.GENERATED,)}
+    assert {tuple(r["corruptions"]) for r in swapped if r["label"] == 0} == {(copy_replacement.GENERATED,)}
     assert (
         summary["rows_sha256"]
         == corpus_sha256(swapped)

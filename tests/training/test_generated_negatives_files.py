@@ -15,7 +15,7 @@ from built_corpus import pairs
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from story_quality.training import generated_negatives as gn
-from story_quality.training.negatives import generated, lm_continuations, story_lm
+from story_quality.training.negatives import copy_replacement, lm_continuations, story_lm
 
 
 def fake_lm(texts, vocabulary, lm_options):
@@ -285,7 +285,7 @@ def test_replace_replaces_its_own_output_only_with_overwrite(tmp_path, corpus, c
     assert "already holds a corpus with generated negatives; pass --overwrite" in capsys.readouterr().err
     assert snapshot(tmp_path / "out") == before
     replace(tmp_path, samples, tmp_path / "out", "--overwrite", "--seed", "3")
-    assert json.loads((tmp_path / "out" / generated.SUMMARY).read_text())["seed"] == 3
+    assert json.loads((tmp_path / "out" / copy_replacement.SUMMARY).read_text())["seed"] == 3
 
 
 def test_export_refuses_a_writingprompts_text_in_no_fold(tmp_path):

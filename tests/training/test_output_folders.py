@@ -12,7 +12,7 @@ from story_quality.training import build_union_data
 from story_quality.training.output_folders import check_resumed_run, write_run_record, written_whole
 from story_quality.training.run_setup import resume_checkpoint
 from story_quality.training.train_cola import ColaTrainingArguments
-from story_quality.training.train_union import UnionTrainingArguments
+from story_quality.training.union_arguments import UnionTrainingArguments
 
 STORY = (
     "{name} went to the park. {name} saw a dog. The dog was happy. {name} threw a ball. They played all day."

@@ -11,7 +11,7 @@ import tiny_models
 from fake_hub import FakeHub, committed_files, serve
 from transformers import HfArgumentParser
 
-from story_quality.training import run_setup, train_cola, train_union
+from story_quality.training import run_setup, train_cola, train_fluency, train_union, union_arguments
 from story_quality.training.hub_push import PushError, repository_for
 
 
@@ -25,7 +25,7 @@ def encoder(tmp_path_factory):
     return tiny_models.save_masked_lm(tmp_path_factory.mktemp("encoder") / "bert", lowercase=True)
 
 
-def union_run(encoder, output_dir, *flags: str) -> train_union.Run:
+def union_run(encoder, output_dir, *flags: str) -> union_arguments.Run:
     return train_union.parse_run(
         ["--model_name_or_path", str(encoder), "--dataset", "pairs.jsonl", "--output_dir", str(output_dir),
          "--max_length", "48", "--report_to", "none", *flags]
@@ -132,3 +132,22 @@ def test_hub_model_id_without_push_to_hub_is_refused(tmp_path, capsys, script, f
         in capsys.readouterr().err
     )
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("script", [train_union, train_cola, train_fluency])
+def test_the_push_flags_help_says_where_and_when_a_run_pushes(script, capsys):
+    with pytest.raises(SystemExit):
+        script.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    push = text.split("--push_to_hub [PUSH_TO_HUB], --push-to-hub [PUSH_TO_HUB] ")[1].split(" --hub_token")[0]
+    assert push.startswith("Upload the finished output folder") and "once, after training" in push
+    assert "--hub_model_id names (default: YOUR_NAME/<output folder's name>)" in push
+    assert "every time" not in push and "every save" not in push  # the Trainer's own line is not ours
+    assert "Only 'end' is accepted" in text and "(default: end)" in text
+
+
+def test_a_strategy_other_than_end_is_refused_in_either_spelling(encoder, tmp_path, capsys):
+    for flag in ("--hub_strategy", "--hub-strategy"):
+        with pytest.raises(SystemExit):
+            union_run(encoder, tmp_path / "o", flag, "every_save")
+        assert "--hub_strategy every_save is not supported" in capsys.readouterr().err

@@ -15,16 +15,17 @@ from torch.nn import functional as F
 from transformers import BertForSequenceClassification, BertTokenizer, TrainingArguments
 
 from story_quality.training import train_union
-from story_quality.training.distillation import soft_cross_entropy
+from story_quality.training.distillation import DistillationTerm, soft_cross_entropy
 from story_quality.training.ranking import (
     MARGIN,
-    RankingTrainer,
+    RankingTerm,
     StoryBatchSampler,
     ranking_loss,
     severities,
     severity,
 )
 from story_quality.training.union_model import UnionDataCollator, encode_union_examples
+from story_quality.training.union_trainer import UnionTrainer
 
 
 def slow_ranking_loss(scores: list[float], stories: list[int], severity: list[int], kind: str) -> float:
@@ -149,9 +150,9 @@ def test_the_trainers_batches_hold_whole_stories_and_its_loss_gives_the_ranking_
         output_dir=str(tmp_path / "unused"), report_to="none", per_device_train_batch_size=6,
         remove_unused_columns=False, use_cpu=True, dataloader_pin_memory=False,
     )  # fmt: skip
-    trainer = RankingTrainer(
+    trainer = UnionTrainer(
         model=model, args=args, train_dataset=features, data_collator=UnionDataCollator(tokenizer),
-        ranking_loss="bradley_terry", ranking_weight=0.3, distillation_weight=0.2,
+        terms=[DistillationTerm(0.2), RankingTerm("bradley_terry", 0.3)],
     )  # fmt: skip
     seen: dict[int, int] = {}
     for number, batch in enumerate(trainer.get_train_dataloader()):

@@ -12,7 +12,7 @@ from transformers import HfArgumentParser
 
 from story_quality.training import run_setup
 from story_quality.training.train_fluency import FluencyArguments, FluencyTrainingArguments
-from story_quality.training.train_union import DataArguments, ModelArguments, UnionTrainingArguments
+from story_quality.training.union_arguments import DataArguments, ModelArguments, UnionTrainingArguments
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "training" / "configs"
 

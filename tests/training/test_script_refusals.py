@@ -14,7 +14,7 @@ import torch
 import yaml
 from conftest import REPO
 
-from story_quality.training import run_setup, train_union
+from story_quality.training import run_setup, train_union, union_arguments
 
 # Runs each case as ``python training/SCRIPT ARGS`` would (runpy, __main__), in one process: a process
 # per case would cost seconds of imports apiece. Each case sets its own launcher variables.
@@ -128,7 +128,11 @@ def test_accelerate_launch_of_two_processes_without_a_gpu_trains_nothing(tmp_pat
 
 def parse_union(argv: list[str]):
     parser = train_union.HfArgumentParser(
-        (train_union.ModelArguments, train_union.DataArguments, train_union.UnionTrainingArguments)
+        (
+            union_arguments.ModelArguments,
+            union_arguments.DataArguments,
+            union_arguments.UnionTrainingArguments,
+        )
     )
     return run_setup.parse_arguments(parser, argv)
 

@@ -21,7 +21,7 @@ from safetensors import safe_open
 from scipy import stats
 from transformers import AutoTokenizer, BertForMaskedLM, BertForSequenceClassification, BertTokenizer
 
-from story_quality.training import run_setup, train_union, union_pairs
+from story_quality.training import run_setup, train_union, union_arguments, union_pairs
 from story_quality.union.normalization import CONFIG_KEY, PLACEHOLDERS, ROC_STORIES, WRITING_PROMPTS
 
 MAX_LENGTH = 48
@@ -194,7 +194,11 @@ def test_arguments_from_a_json_file(tmp_path):
     config = {"dataset": "pairs.jsonl", "output_dir": str(tmp_path / "o"), "reconstruction_weight": 0.0}
     (tmp_path / "run.json").write_text(json.dumps({**config, "normalization": "wp"}))
     parser = train_union.HfArgumentParser(
-        (train_union.ModelArguments, train_union.DataArguments, train_union.UnionTrainingArguments)
+        (
+            union_arguments.ModelArguments,
+            union_arguments.DataArguments,
+            union_arguments.UnionTrainingArguments,
+        )
     )
     model_args, data_args, args = run_setup.parse_arguments(parser, [str(tmp_path / "run.json")])
     assert (model_args.reconstruction_weight, data_args.normalization, data_args.dataset) == (
@@ -221,7 +225,11 @@ def test_accelerate_launch_cpu_keeps_the_batches_on_the_cpu_of_a_gpu_machine(
         (tmp_path / "run.json").write_text(json.dumps(options))
         argv = [str(tmp_path / "run.json")]
     parser = train_union.HfArgumentParser(
-        (train_union.ModelArguments, train_union.DataArguments, train_union.UnionTrainingArguments)
+        (
+            union_arguments.ModelArguments,
+            union_arguments.DataArguments,
+            union_arguments.UnionTrainingArguments,
+        )
     )
     *_, args = run_setup.parse_arguments(parser, argv)
     assert args.use_cpu and args.device.type == "cpu"
@@ -259,7 +267,7 @@ def test_dataset_with_wrong_labels_is_rejected(tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     rows[1]["label"] = 2
     (tmp_path / "bad.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    data = train_union.DataArguments(dataset=str(tmp_path / "bad.jsonl"))
+    data = union_arguments.DataArguments(dataset=str(tmp_path / "bad.jsonl"))
     with pytest.raises(ValueError, match=r"label must be 0 \(perturbed\) or 1 \(human\), found \[0, 1, 2\]"):
         union_pairs.load_pairs(data.dataset, data, ROC_STORIES, seed=0)
 
@@ -268,13 +276,13 @@ def test_stories_are_negative_sampled_on_the_fly_with_the_recorded_normalisation
     rng = random.Random(2)
     stories = [" ".join(s.capitalize() for s in story(rng)) for _ in range(6)]
     (tmp_path / "stories.jsonl").write_text("".join(json.dumps({"text": s}) + "\n" for s in stories))
-    data = train_union.DataArguments(dataset=str(tmp_path / "stories.jsonl"))
+    data = union_arguments.DataArguments(dataset=str(tmp_path / "stories.jsonl"))
     pairs = union_pairs.load_pairs(data.dataset, data, ROC_STORIES, seed=0)
     assert set(union_pairs.PAIR_COLUMNS) <= set(pairs.column_names)
     assert sorted(pairs["label"]) == [0] * (len(pairs) // 2) + [1] * (len(pairs) // 2) and len(pairs) >= 2
     assert all(text == text.lower() or "[" in text for text in pairs["text"])
     pairs.save_to_disk(str(tmp_path / "built"))
-    data = train_union.DataArguments(dataset=str(tmp_path / "built"))
+    data = union_arguments.DataArguments(dataset=str(tmp_path / "built"))
     assert len(union_pairs.load_pairs(data.dataset, data, ROC_STORIES, seed=0)) == len(pairs)
     with pytest.raises(ValueError, match="built with normalisation"):
         union_pairs.load_pairs(data.dataset, data, WRITING_PROMPTS, seed=0)
@@ -397,7 +405,7 @@ def test_a_run_records_its_settings_and_data_for_a_resume(trained, workdir):
     from story_quality.training.negatives.corpus_hash import corpus_sha256
 
     record = json.loads((trained / "run_record.json").read_text())
-    data = train_union.DataArguments(dataset=str(workdir / "pairs.jsonl"))
+    data = union_arguments.DataArguments(dataset=str(workdir / "pairs.jsonl"))
     pairs = union_pairs.load_pairs(data.dataset, data, ROC_STORIES, 42)
     train, _ = union_pairs.split_held_out(pairs, 0.2, 42)
     assert record == {

@@ -35,7 +35,6 @@ from story_quality.training.negatives import (
     negation,
     pos_heuristic,
 )
-from story_quality.training.negatives import lexicon as lexicon_module
 from story_quality.training.negatives.corpus_hash import corpus_sha256
 from story_quality.training.negatives.corruptions import (
     TECHNIQUE_PROBS,
@@ -47,7 +46,6 @@ from story_quality.training.negatives.corruptions import (
     corrupt,
 )
 from story_quality.training.negatives.lexicon import Lexicon
-from story_quality.union import normalization as union_text
 from story_quality.union.normalization import (
     CONFIG_KEY,
     ROC_STORIES,
@@ -204,10 +202,10 @@ def _code_fingerprint() -> str:
         corruptions,
         grammar,
         negation,
-        lexicon_module,
+        inspect.getmodule(Lexicon),  # the modules of these names: word knowledge, normalisation
         morphology,
         pos_heuristic,
-        union_text,
+        inspect.getmodule(StoryNormalization),
         sys.modules[__name__],
     )
     return Hasher.hash([inspect.getsource(module) for module in modules])

@@ -25,7 +25,7 @@ ROCStories), as in the technique table of the UNION paper (Guan & Huang, EMNLP 2
   ``--technique-probs ...,grammar=W`` switches it on.
 
 Negatives written rather than edited (continuations of the story's opening by a story LM,
-:mod:`training.negatives.generated`, or by an n-gram model,
+:mod:`training.negatives.copy_replacement`, or by an n-gram model,
 :mod:`training.negatives.ngram_continuations`) replace a share of the corrupted copies after the
 build (``training/generated_negatives.py``, ``--ngram-fraction``, ``training/fluent_negatives.py``).
 

@@ -1,6 +1,6 @@
 """A built corpus with fluent negatives: candidates drawn, filtered adversarially, swapped in.
 
-The steps of ``training/fluent_negatives.py`` (:mod:`.fluent` holds the candidates themselves):
+The steps of ``training/fluent_negatives.py`` (:mod:`.fluent_candidates` holds the candidates themselves):
 the corpus's human stories as sentences, their embeddings (cached), the neighbour tables, the
 candidates, their P(human-written) under the filtering checkpoint (beside the human stories' own,
 so the summary says how often the checkpoint already prefers the human story), the ``keep`` most
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import pathlib
 import time
@@ -22,8 +23,9 @@ import torch
 from datasets.fingerprint import Hasher
 
 from story_quality.training.distillation import recorded_normalization, row_scorer, teacher_probabilities
+from story_quality.training.negatives.copy_replacement import replace_negatives
 from story_quality.training.negatives.corpus_hash import corpus_sha256
-from story_quality.training.negatives.fluent import (
+from story_quality.training.negatives.fluent_candidates import (
     FLUENT,
     FluentOptions,
     Neighbours,
@@ -31,7 +33,6 @@ from story_quality.training.negatives.fluent import (
     human_stories,
     most_human,
 )
-from story_quality.training.negatives.generated import replace_negatives
 from story_quality.training.negatives.lm_continuations import load_corpus
 from story_quality.training.negatives.sentence_embeddings import cached_embeddings
 from story_quality.training.output_folders import (
@@ -138,5 +139,4 @@ def candidate_report(
 
 def _code_sha256() -> str:
     """The candidates' code, so a changed rule never reuses cached candidates."""
-    here = pathlib.Path(__file__).parent
-    return hashlib.sha256((here / "fluent.py").read_bytes()).hexdigest()
+    return hashlib.sha256(pathlib.Path(inspect.getfile(FluentOptions)).read_bytes()).hexdigest()

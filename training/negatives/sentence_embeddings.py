@@ -1,6 +1,6 @@
 """Frozen sentence embeddings of a pretrained encoder, computed once and cached under their sha256.
 
-The fluent negatives (:mod:`.fluent`) look up each sentence's nearest neighbours among other
+The fluent negatives (:mod:`.fluent_candidates`) look up each sentence's nearest neighbours among other
 stories' sentences. The embedding is the one sentence-transformers defines for
 ``all-MiniLM-L6-v2``: the mean of the last hidden states over the sentence's word pieces, scaled
 to unit length, so a dot product is the cosine. Computing it for every sentence of a corpus takes

@@ -35,6 +35,7 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 from story_quality.checkpoints.files import weights_sha256  # noqa: E402
 from story_quality.checkpoints.reference import CheckpointReference  # noqa: E402
+from story_quality.training.cli_types import ScriptParser
 from story_quality.training.corpora import writing_prompts_text  # noqa: E402
 from story_quality.union import human_scale  # noqa: E402
 from story_quality.union.scorer import scorer_for  # noqa: E402
@@ -83,9 +84,7 @@ def check_output(path: pathlib.Path) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "held_back",
         type=pathlib.Path,

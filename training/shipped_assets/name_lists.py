@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import pathlib
 
+from story_quality.training.cli_types import ScriptParser
+
 KEEP_DESPITE_WORD = {
     "bob",
     "ken",
@@ -92,9 +94,7 @@ def render(genders: dict[str, str]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--census-dir",
         type=pathlib.Path,

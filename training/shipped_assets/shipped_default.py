@@ -20,6 +20,7 @@ import transformers
 from story_quality.checkpoints.files import sha256_of
 from story_quality.devices import non_finite_tensor
 from story_quality.options import check_choice
+from story_quality.training.cli_types import ScriptParser
 from story_quality.training.output_folders import (
     OutputKind,
     check_output_folder,
@@ -147,9 +148,7 @@ def shipped_card(source: pathlib.Path, note: str | None, hub_id: str | None, car
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("source", type=pathlib.Path, help="a folder written by training/train_union.py")
     parser.add_argument(
         "--target",

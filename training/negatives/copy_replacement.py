@@ -1,5 +1,7 @@
-"""Generated negatives in a corpus: a share of its corrupted copies replaced by the story LM's samples.
+"""Copy replacement: a share of a built corpus's corrupted copies replaced by generated texts.
 
+The engine under two commands: the story LM's samples (``generated_negatives.py replace``) and the
+fluent negatives (``fluent_negatives.py``, through :func:`replace_negatives`).
 ``replace`` is the last step of ``training/generated_negatives.py``: the samples ``generate``
 wrote (:mod:`.lm_continuations`) are matched to the corpus's stories (by ``story_index``, the
 story's sha256 and its opening) and take the place of corrupted copies, which then list the

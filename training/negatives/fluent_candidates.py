@@ -18,7 +18,7 @@ Each story gets ``draws`` candidates of each kind. Then adversarial filtering (a
 CoUDA): a UNION checkpoint (the shipped default) scores every candidate, and each story keeps the
 ``keep`` candidates it rates most human-written.
 They take the place of a share of the corpus's corrupted copies (corruption ``generated:fluent``),
-as the story LM's samples do (:func:`.generated.replace_negatives`); copies another kind of
+as the story LM's samples do (:func:`.copy_replacement.replace_negatives`); copies another kind of
 generated negative already replaced are left as they are. Which candidates a story gets depends
 only on the seed, the corpus and the embeddings: each story draws from its own generator,
 ``numpy.random.default_rng([seed, story_index])``, so ``num_proc`` changes nothing.
@@ -34,7 +34,7 @@ from typing import Any
 import datasets
 import numpy as np
 
-from story_quality.training.negatives.generated import GENERATED
+from story_quality.training.negatives.copy_replacement import GENERATED
 from story_quality.training.negatives.lm_continuations import ROC_MAX_SENTENCES, ROC_MAX_WORDS
 from story_quality.union.normalization import SENTENCE_STOPS
 

@@ -12,7 +12,8 @@ from transformers import BertModel
 
 from story_quality.training import fluent_negatives
 from story_quality.training.negatives.build import build_union_dataset
-from story_quality.training.negatives.fluent import (
+from story_quality.training.negatives.copy_replacement import GENERATED, replace_negatives
+from story_quality.training.negatives.fluent_candidates import (
     FLUENT,
     FluentOptions,
     Neighbours,
@@ -25,7 +26,6 @@ from story_quality.training.negatives.fluent import (
     split_sentences,
 )
 from story_quality.training.negatives.fluent_corpus import FilterSettings, make_fluent_corpus
-from story_quality.training.negatives.generated import GENERATED, replace_negatives
 from story_quality.training.negatives.lexicon import Lexicon
 from story_quality.training.negatives.sentence_embeddings import cached_embeddings
 from story_quality.union.normalization import ROC_STORIES
