@@ -25,6 +25,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 from benchmarks.machine import describe_machine  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 
 METRICS = ("union", "coherence_fluency")
 
@@ -55,9 +56,7 @@ def child(metric: str, reader: str, roc: int, wp: int, repeat: int, batch_size: 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reader", required=True, help="the fluency reader's folder, with its fusion.json")
     parser.add_argument("--roc", type=int, default=400, help="held-back ROC stories (default 400)")
     parser.add_argument(

@@ -69,6 +69,7 @@ from story_quality.bert_forward.onednn_products import (  # noqa: E402
     kept_fp32_library,
     onednn_refusal,
 )
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.precision import autocast, bf16_refusal, check_precision  # noqa: E402
 
 
@@ -289,9 +290,7 @@ def best_of_processes(name: str, *args, repeat: int = 2, device: str = "cpu") ->
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--stories",
         default=str(ROC_REFERENCE_STORIES),

@@ -21,6 +21,7 @@ import datasets
 
 from benchmarks.machine import describe_machine, timed
 from benchmarks.shared_data import shared_data_dir
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.training.negatives.build import (
     DatasetDonors,
     as_story,
@@ -37,9 +38,7 @@ ROC_TRAIN_STORIES = 90_000
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--stories-file", type=pathlib.Path, default=DEFAULT_STORIES, help="one story per line"
     )

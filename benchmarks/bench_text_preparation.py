@@ -33,6 +33,7 @@ import time
 
 from benchmarks.machine import describe_machine
 from benchmarks.shared_data import shared_data
+from story_quality.cli.flag_spellings import ScriptParser
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PARTS = ("per-core", "workers", "end-to-end")
@@ -139,9 +140,7 @@ def end_to_end(
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--roc", type=int, default=2000, help="ROC stories (default 2,000)")
     parser.add_argument("--wp", type=int, default=300, help="whole WritingPrompts stories (default 300)")
     parser.add_argument(

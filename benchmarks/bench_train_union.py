@@ -57,6 +57,7 @@ from typing import Any
 import torch
 
 from benchmarks.machine import describe_machine, matmul_peak_flops, minilm_path
+from story_quality.cli.flag_spellings import ScriptParser
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 WORKER = "_record_training"  # first argument of the launched process
@@ -313,7 +314,7 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     argv = list(argv)
     extra = argv[argv.index("--") + 1 :] if "--" in argv else []
     own = argv[: argv.index("--")] if "--" in argv else argv
-    parser = argparse.ArgumentParser(
+    parser = ScriptParser(
         prog="python -m benchmarks.bench_train_union",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

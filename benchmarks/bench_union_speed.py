@@ -52,6 +52,7 @@ from benchmarks.shared_data import ROC_REFERENCE_STORIES  # noqa: E402
 from story_quality import metric_path  # noqa: E402
 from story_quality.bert_forward.classifier import supports_fast_path  # noqa: E402
 from story_quality.bert_forward.onednn_products import onednn_products, onednn_refusal  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.precision import PRECISIONS, bf16_refusal  # noqa: E402
 from story_quality.union.checkpoints import SHIPPED_DEFAULT, shipped_default_dir  # noqa: E402
 from story_quality.union.normalization import CONFIG_KEY, ROC_STORIES  # noqa: E402
@@ -114,9 +115,7 @@ def pipeline_scores(pipe, texts: list[str], batch_size: int) -> list[float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stories", type=int, default=1000, help="stories to score (default 1000)")
     parser.add_argument("--batch-size", type=int, default=64, help="the metric's batch size")
     parser.add_argument("--pipeline-batch-sizes", type=int, nargs="+", default=[4, 16, 64])

@@ -23,15 +23,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.fluency.percentiles import PercentileTable
 from story_quality.fluency.story_scores import sentence_scorer
 from story_quality.training.fluency_corpus import corpus_sentences, split_held_out
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("reader", type=pathlib.Path, help="a fluency reader's or a SLOR reader's folder")
     parser.add_argument("corpora", nargs="+", help="story files (.txt, .jsonl, .csv), one domain each")
     parser.add_argument("--per-corpus", type=int, default=6000, help="held-out sentences drawn per corpus")

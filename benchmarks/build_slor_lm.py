@@ -21,14 +21,13 @@ import sys
 import time
 from collections.abc import Sequence
 
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.fluency.slor import SlorModel
 from story_quality.training.fluency_corpus import corpus_sentences, split_held_out
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpora", nargs="+", help="story files (.txt, .jsonl, .csv), one domain each")
     parser.add_argument("--output-dir", type=pathlib.Path, required=True)
     parser.add_argument("--num-proc", type=int, default=None, help="processes that normalise the stories")

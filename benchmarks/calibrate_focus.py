@@ -29,6 +29,7 @@ import numpy as np
 from transformers import AutoModel, AutoTokenizer
 
 from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.gruen.focus import FOCUS_THRESHOLD, content_pieces, word_mover_distance  # noqa: E402
 from story_quality.gruen.sentences import text_to_sentences  # noqa: E402
 
@@ -51,9 +52,7 @@ def auc(adjacent: np.ndarray, unrelated: np.ndarray) -> float:
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stories", required=True, help="text file, one story per line")
     parser.add_argument(
         "--model",

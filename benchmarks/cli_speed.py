@@ -24,6 +24,7 @@ import time
 
 from benchmarks.machine import describe_machine
 from benchmarks.shared_data import shared_data
+from story_quality.cli.flag_spellings import ScriptParser
 
 DIRECT = """
 import json, os, resource, sys, time
@@ -90,9 +91,7 @@ def timed(command: list[str]) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--roc", type=int, default=20000, help="ROC stories (20000)")
     parser.add_argument("--wp", type=int, default=5000, help="WritingPrompts-length stories (5000)")
     parser.add_argument("--batch-size", type=int, default=32)

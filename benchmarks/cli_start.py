@@ -24,6 +24,7 @@ import time
 from collections.abc import Sequence
 
 from benchmarks.machine import describe_machine
+from story_quality.cli.flag_spellings import ScriptParser
 
 SIGNATURE = "union|v0.4.0|checkpoint:default@sha256:0123456789ab|norm:none|window:256|long:windows|fp32"
 HEAVY = ("torch", "transformers", "evaluate")
@@ -79,9 +80,7 @@ def time_command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7, help="fresh processes per command (7)")
     parser.add_argument("--source", help="another checkout whose story_quality is timed instead")
     args = parser.parse_args(argv)

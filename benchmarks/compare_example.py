@@ -18,12 +18,11 @@ from collections.abc import Sequence
 
 from benchmarks.dev_split import roc_stories
 from benchmarks.union_dev_suite import _pairs
+from story_quality.cli.flag_spellings import ScriptParser
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--output-dir", type=pathlib.Path, required=True, help="folder for the two .txt files"
     )

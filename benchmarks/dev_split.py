@@ -22,6 +22,7 @@ import json
 import pathlib
 
 from benchmarks.shared_data import shared_data
+from story_quality.cli.flag_spellings import ScriptParser
 
 ROC_STEP = 50
 WP_STEP = 10
@@ -76,9 +77,7 @@ def write_corpora(folder: pathlib.Path) -> dict[str, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--output-dir", type=pathlib.Path, required=True, help="folder for the four corpus files"
     )

@@ -33,6 +33,8 @@ import pathlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
+from story_quality.cli.flag_spellings import ScriptParser
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
@@ -206,9 +208,7 @@ def alone_table(rated: Sequence[RatedSet], readers: Mapping[str, Callable[[str],
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "reader", type=pathlib.Path, help="the fluency reader's folder (fusion.json is written here)"
     )

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from benchmarks.machine import describe_machine
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation import meta_figures
 from story_quality.evaluation.meta_statistics import Design, bootstrap, interval_of, permutation_test
 
@@ -55,9 +56,7 @@ def false_positives(simulations: int, resamples: int, with_systems: bool) -> dic
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--simulations", type=int, default=400)
     parser.add_argument("--resamples", type=int, default=200)
     args = parser.parse_args()

@@ -23,15 +23,14 @@ import evaluate  # noqa: E402
 from benchmarks.correlation import evaluate_scores, to_markdown  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.annotations import read_annotations  # noqa: E402
 
 METRIC = str(pathlib.Path(__file__).resolve().parents[1] / "metrics" / "union")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--checkpoint", default="default", help="the metric's config name or a folder (default: default)"
     )

@@ -38,6 +38,7 @@ import torch  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.shared_data import shared_data_dir  # noqa: E402
 from story_quality import metric_path  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.model_window import model_window  # noqa: E402
 from story_quality.union.encoding import Encoded  # noqa: E402
 from story_quality.union.inference import class_probabilities  # noqa: E402
@@ -161,9 +162,7 @@ def parse_run(text: str) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--runs",
         nargs="+",

@@ -19,6 +19,7 @@ import csv
 import pathlib
 
 from benchmarks.shared_data import shared_data
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.union.normalization import PLACEHOLDERS, ROC_STORIES, StoryNormalization
 
 TOKENS_ONLY = StoryNormalization(lowercase=True, roc_tokenize=True)
@@ -46,9 +47,7 @@ def tags_per_story(stories: list[str]) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--pairs", type=pathlib.Path, default=None, help="default: union-roc/normalization_pairs.tsv"
     )

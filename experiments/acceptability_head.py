@@ -16,6 +16,7 @@ import torch
 from safetensors.torch import load_file
 from transformers import AutoTokenizer
 
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.training.acceptability import (
     ACCEPTABILITY_HEAD,
     AcceptabilityBatches,
@@ -29,9 +30,7 @@ from story_quality.union.normalization import NAMED_NORMALIZATIONS
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("checkpoint", help="a Trainer checkpoint folder of a run with --acceptability_weight")
     parser.add_argument("cola_tsv", help="a CoLA split in its raw TSV form")
     parser.add_argument("--normalization", default="roc", choices=sorted(NAMED_NORMALIZATIONS))

@@ -31,6 +31,7 @@ from benchmarks.machine import describe_machine, minilm_path
 from benchmarks.random_models import gruen_models
 from benchmarks.shared_data import shared_data
 from story_quality.checkpoints.reference import CheckpointReference
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.gruen.grammaticality import cola_scores, reference_lm_scores
 from story_quality.gruen.loading import LoadedModel, load_model
 from story_quality.gruen.sentences import text_to_sentences
@@ -73,9 +74,7 @@ def race(
 
 def main() -> None:
     evaluate.logging.disable_progress_bar()
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=4)

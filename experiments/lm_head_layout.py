@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import torch
 
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.gruen.grammaticality import COPY_BLOCK, aligned
 
 VOCABULARY, WIDTH = 30522, 768
@@ -47,9 +48,7 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds per row count")
     args = parser.parse_args()
     torch.manual_seed(0)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from benchmarks.shared_data import shared_data
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.gruen import redundancy
 from story_quality.gruen.sentences import text_to_sentences
 
@@ -45,9 +46,7 @@ def _seconds(score: Callable[[Sequence[str]], float], texts: list[list[str]]) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--texts", type=int, default=200, help="stories sampled from each set (seed 0)")
     parser.add_argument("--rounds", type=int, default=9, help="turns each side takes")
     args = parser.parse_args()

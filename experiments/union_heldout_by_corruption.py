@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from benchmarks.machine import describe_machine  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.training.union_pairs import split_held_out  # noqa: E402
 from story_quality.union.scorer import scorer_for  # noqa: E402
 
@@ -67,9 +68,7 @@ def to_markdown(rows: Sequence[tuple[str, int, float, float]]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", type=pathlib.Path, help="an --output-dir of union_roc_offline.py")
     parser.add_argument("--validation-fraction", type=float, default=0.05, help="as in training (default)")
     parser.add_argument("--batch-size", type=int, default=64)

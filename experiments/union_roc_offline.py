@@ -36,6 +36,7 @@ import datasets  # noqa: E402
 from benchmarks.correlation import evaluate_scores, to_markdown  # noqa: E402
 from benchmarks.machine import describe_machine, minilm_path  # noqa: E402
 from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.annotations import read_annotations, write_scores  # noqa: E402
 from story_quality.training.corpora import load_stories  # noqa: E402
 from story_quality.training.negatives.build import build_union_dataset  # noqa: E402
@@ -100,9 +101,7 @@ def build_pairs(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output-dir", type=pathlib.Path, required=True)
     add_union_roc_dir(parser)
     parser.add_argument("--epochs", type=float, default=2.0)

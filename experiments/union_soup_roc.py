@@ -27,15 +27,14 @@ import numpy as np  # noqa: E402
 
 from benchmarks.correlation import evaluate_scores, to_markdown  # noqa: E402
 from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.annotations import read_annotations, write_scores  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
 from story_quality.union.scorer import scorer_for  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("checkpoints", nargs="+", type=pathlib.Path, help="two or more run checkpoints")
     parser.add_argument("--output-dir", type=pathlib.Path, required=True)
     add_union_roc_dir(parser)

@@ -21,6 +21,8 @@ import re
 
 import datasets
 
+from story_quality.cli.flag_spellings import ScriptParser
+
 SENTENCE_END = re.compile(r"(?<= [.!?]) ")
 LONG_TEXT_WORDS = 80  # ROC stories are about 45 words, WritingPrompts texts about 200
 
@@ -55,9 +57,7 @@ def splice(story: list[str], donor: list[str]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", type=pathlib.Path, help="a corpus folder written by build_union_data.py")
     parser.add_argument("output_dir", type=pathlib.Path)
     parser.add_argument(

@@ -26,6 +26,7 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 from benchmarks.shared_data import add_union_roc_dir  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.annotations import read_annotations, write_scores  # noqa: E402
 from story_quality.evaluation.correlation import correlate  # noqa: E402
 from story_quality.training.average_checkpoints import average_checkpoints  # noqa: E402
@@ -36,9 +37,7 @@ from story_quality.union.scorer import scorer_for  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", type=pathlib.Path, help="train_union.py's output folder (DIR/checkpoint)")
     parser.add_argument("--output-dir", type=pathlib.Path, required=True)
     parser.add_argument(

@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from benchmarks.union_dev_suite import load_union, pair_sets, rated_sets  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.correlation import METHODS, correlate  # noqa: E402
 from story_quality.union.inference import class_probabilities  # noqa: E402
 from story_quality.union.windows import encode_windows  # noqa: E402
@@ -51,9 +52,7 @@ def window_scores(metric, texts: Sequence[str]) -> list[tuple[np.ndarray, np.nda
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", action="append", required=True, help="config name or folder; repeat")
     args = parser.parse_args()
     evaluate.logging.disable_progress_bar()

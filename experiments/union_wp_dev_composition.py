@@ -23,6 +23,7 @@ import evaluate  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchmarks.union_dev_suite import distinct_trigrams, load_union, rated_sets  # noqa: E402
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.correlation import METHODS, correlate  # noqa: E402
 
 
@@ -42,9 +43,7 @@ def _cell(scores: np.ndarray, human: np.ndarray) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", action="append", required=True, help="config name or folder; repeat")
     parser.add_argument("--long-stories", choices=("head", "windows"), default="windows")
     args = parser.parse_args()

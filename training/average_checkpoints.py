@@ -35,8 +35,8 @@ from torch.nn import functional as F
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, PretrainedConfig
 
 from story_quality.checkpoints.reference import CheckpointReference, repeated_checkpoint
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.devices import non_finite_tensor
-from story_quality.training.cli_types import ScriptParser
 from story_quality.training.output_folders import (
     OutputKind,
     check_output_folder,

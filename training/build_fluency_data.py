@@ -26,8 +26,9 @@ from collections.abc import Sequence
 import datasets
 import numpy as np
 
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.fluency.reader import FluencyReader
-from story_quality.training.cli_types import ScriptParser, at_least
+from story_quality.training.cli_types import at_least
 from story_quality.training.fluency_corpus import HELD_OUT_EVERY, WP_SEGMENTS, corpus_sentences, is_held_out
 from story_quality.training.negatives.garbled_sentences import GarbleOptions, fold_models, sentence_pairs
 

@@ -25,8 +25,9 @@ from collections import Counter
 
 import datasets
 
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.annotations import read_held_out_stories
-from story_quality.training.cli_types import ScriptParser, at_least
+from story_quality.training.cli_types import at_least
 from story_quality.training.corpora import (
     LOCAL_SUFFIXES,
     ROC_STORIES_HUB_ID,

@@ -1,12 +1,11 @@
-"""Argparse for the training commands: a parser that takes both spellings of every flag, and types
-under which a bad number is a usage error naming the bound, before any work."""
+"""Argparse types for the training commands, under which a bad number is a usage error naming the
+bound, before any work (their parser: :class:`story_quality.cli.flag_spellings.ScriptParser`)."""
 
 from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -37,43 +36,3 @@ def positive_number(text: str) -> float:
 
 
 positive_number.__name__ = "number > 0"
-
-
-def both_spellings(names: Sequence[str]) -> list[str]:
-    """``names`` with each long option's other spelling added: ``--output-dir`` and ``--output_dir``.
-
-    >>> both_spellings(["-o", "--output-dir"])
-    ['-o', '--output-dir', '--output_dir']
-    >>> both_spellings(["--max_length"])
-    ['--max_length', '--max-length']
-    """
-    spelled = list(names)
-    for name in names:
-        if not name.startswith("--"):
-            continue
-        body = name[2:]
-        other = "--" + (body.replace("-", "_") if "-" in body else body.replace("_", "-"))
-        if other not in spelled:
-            spelled.append(other)
-    return spelled
-
-
-class ScriptParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose every long option also answers to its other spelling, as the
-    Trainer-based scripts' ``HfArgumentParser`` does (``--output-dir`` or ``--output_dir``);
-    subcommands' parsers are of this class too. Help and errors name the spelling the script
-    declares; the other is registered beside it, for parsing only."""
-
-    def add_argument(self, *names: str, **kwargs: Any) -> argparse.Action:
-        action = super().add_argument(*names, **kwargs)
-        for other in both_spellings(names)[len(names) :]:
-            self._option_string_actions.setdefault(other, action)
-        return action
-
-    def _get_option_tuples(self, option_string: str) -> list[tuple[Any, ...]]:
-        """A prefix's matches, one per option (``--output`` matches both spellings of ``--output-dir``:
-        one option, not an ambiguous prefix)."""
-        matches: dict[int, tuple[Any, ...]] = {}
-        for match in super()._get_option_tuples(option_string):
-            matches.setdefault(id(match[0]), match)
-        return list(matches.values())

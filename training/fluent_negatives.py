@@ -20,8 +20,9 @@ import json
 import pathlib
 from collections.abc import Sequence
 
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.devices import check_device
-from story_quality.training.cli_types import ScriptParser, at_least
+from story_quality.training.cli_types import at_least
 from story_quality.training.negatives.fluent_candidates import KINDS, FluentOptions
 from story_quality.training.negatives.fluent_corpus import FilterSettings, make_fluent_corpus
 

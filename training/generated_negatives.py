@@ -34,7 +34,8 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from story_quality.training.cli_types import ScriptParser, at_least, positive_number
+from story_quality.cli.flag_spellings import ScriptParser
+from story_quality.training.cli_types import at_least, positive_number
 from story_quality.training.negatives.copy_replacement import replace_corpus
 from story_quality.training.negatives.lm_continuations import export, generate
 from story_quality.training.negatives.story_lm import LMOptions, SamplingOptions

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import datasets
 import numpy as np
 
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.devices import check_device
-from story_quality.training.cli_types import ScriptParser
 from story_quality.training.distillation import (
     TEACHER_COLUMN,
     add_teacher_scores,

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import scipy
 
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.annotations import AnnotationFormatError, read_annotations, read_scores
 
 from .analysis import evaluate_scores
@@ -49,7 +50,7 @@ def machine_description() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ScriptParser(
         prog="python -m benchmarks.correlation",
         description=(
             "Correlate metric scores with human judgements in UNION's format (ID ||| story ||| 0/1 votes): "

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from story_quality.cli import compare, meta_evaluate, publish_metric, score
 from story_quality.cli.errors import run_and_report
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.versions import package_version
 
 COMMANDS = {
@@ -44,7 +45,7 @@ Each command's --help says the rest; --version prints this package's version.
 
 def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The root parser, and each command's parser by the command's name."""
-    root = argparse.ArgumentParser(
+    root = ScriptParser(
         prog="story-quality", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     root.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from story_quality import metric_path
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.options import OptionSpec
 from story_quality.registry import option_specs
 
@@ -55,9 +56,7 @@ def card_path(metric: str) -> pathlib.Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="only say whether every card's table is current")
     args = parser.parse_args(argv)
     stale = []

@@ -12,8 +12,8 @@ import datasets
 import pytest
 from test_build_union_data import PLAIN_LEXICON, STORY
 
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.training import build_union_data
-from story_quality.training.cli_types import ScriptParser
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -50,13 +50,34 @@ def argparse_parsers_built(path: pathlib.Path) -> list[int]:
     ]
 
 
-def test_no_training_command_builds_a_parser_of_one_spelling():
+def test_no_script_builds_a_parser_of_one_spelling():
     found = {
         str(path.relative_to(REPO)): lines
-        for path in sorted((REPO / "training").rglob("*.py"))
-        if path.name != "cli_types.py" and (lines := argparse_parsers_built(path))
+        for folder in ("training", "benchmarks", "experiments", "story_quality")
+        for path in sorted((REPO / folder).rglob("*.py"))
+        if (lines := argparse_parsers_built(path))
     }
-    assert found == {}, f"build the parser with training.cli_types.ScriptParser: {found}"
+    assert found == {}, f"build the parser with story_quality.cli.flag_spellings.ScriptParser: {found}"
+
+
+def test_flags_of_an_argument_group_answer_to_both_spellings_too():
+    parser = ScriptParser(prog="tool")
+    group = parser.add_argument_group("metric options")
+    group.add_argument("--num-workers", type=int, default=0)
+    group.add_argument("--batch_size", type=int, default=8)
+    assert parser.parse_args(["--num_workers", "2", "--batch-size", "4"]) == argparse.Namespace(
+        num_workers=2, batch_size=4
+    )
+    assert parser.parse_args(["--num", "3"]).num_workers == 3  # one option's prefix, not ambiguous
+
+
+def test_story_quality_commands_take_both_spellings(tmp_path):
+    from story_quality.cli import parse_args
+
+    argv = ["score", "--metric", "union", "--input", "in.txt", "--output", "out.jsonl"]
+    dashed = parse_args([*argv, "--num-workers", "2", "--bad-rows", "skip", "--chunk-size", "8"])
+    underscored = parse_args([*argv, "--num_workers", "2", "--bad_rows", "skip", "--chunk_size", "8"])
+    assert underscored == dashed and dashed.num_workers == 2 and dashed.chunk_size == 8
 
 
 def test_build_union_data_takes_output_dir_with_an_underscore(tmp_path, capsys):

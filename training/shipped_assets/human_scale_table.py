@@ -35,7 +35,7 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 from story_quality.checkpoints.files import weights_sha256  # noqa: E402
 from story_quality.checkpoints.reference import CheckpointReference  # noqa: E402
-from story_quality.training.cli_types import ScriptParser
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.training.corpora import writing_prompts_text  # noqa: E402
 from story_quality.union import human_scale  # noqa: E402
 from story_quality.union.scorer import scorer_for  # noqa: E402

@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 
-from story_quality.training.cli_types import ScriptParser
+from story_quality.cli.flag_spellings import ScriptParser
 
 KEEP_DESPITE_WORD = {
     "bob",

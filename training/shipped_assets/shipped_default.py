@@ -18,9 +18,9 @@ import torch
 import transformers
 
 from story_quality.checkpoints.files import sha256_of
+from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.devices import non_finite_tensor
 from story_quality.options import check_choice
-from story_quality.training.cli_types import ScriptParser
 from story_quality.training.output_folders import (
     OutputKind,
     check_output_folder,
