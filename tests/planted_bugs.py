@@ -330,8 +330,8 @@ IN_THE_METRICS = [
         "acceptability-same-draw",
         "every step draws the same CoLA batch",
         "story_quality/training/acceptability.py",
-        "        self._draws += 1\n",
-        "        self._draws += 0\n",
+        "        self.draws += 1\n",
+        "        self.draws += 0\n",
         (
             "tests/training/test_acceptability.py::test_the_trainer_adds_the_weighted_head_loss_in_training_only",
         ),
