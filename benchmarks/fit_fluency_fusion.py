@@ -199,8 +199,9 @@ def alone_table(rated: Sequence[RatedSet], readers: Mapping[str, Callable[[str],
             if rated_set.systems is not None and rated_set.prompts is not None:
                 systems = np.unique(np.asarray(rated_set.systems), return_inverse=True)[1]
                 prompts = np.unique(np.asarray(rated_set.prompts), return_inverse=True)[1]
-                within = meta_figures.within_system(meta_figures.pearson)(values, human, systems, None)
-                per_prompt = meta_figures.group_kendall(values, human, systems, prompts)
+                within, per_prompt = meta_figures.compute(
+                    values, human, systems, prompts, ["within_system.pearson", "group.kendall"]
+                )
                 cell += f" (within {within:+.3f}, per prompt {per_prompt:+.3f})"
             cells.append(cell)
         rows.append(f"| {name} | " + " | ".join(cells) + " |")

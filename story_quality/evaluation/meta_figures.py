@@ -33,11 +33,12 @@ import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-Figure = Callable[[np.ndarray, np.ndarray, "np.ndarray | None", "np.ndarray | None"], float]
+Figure = Callable[[np.ndarray, "Rated"], float]
 # Fewest items a correlation is computed on, and fewest systems for a system-level one.
 MIN_ITEMS = 3
 # Alternating projections stop when the residuals move less than this (relative), or after so many rounds.
@@ -72,23 +73,6 @@ def _centred(values: np.ndarray) -> np.ndarray:
     return deviations / np.abs(deviations).max()
 
 
-def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson's r; NaN below ``MIN_ITEMS`` items or when a side is constant. Computed on
-    deviations divided by the largest (:func:`_centred`): the same at any scale of either side."""
-    if len(x) < MIN_ITEMS or _constant(x) or _constant(y):
-        return math.nan
-    dx, dy = _centred(x), _centred(y)
-    value = float(dx @ dy / math.sqrt(float(dx @ dx) * float(dy @ dy)))
-    return max(-1.0, min(1.0, value))
-
-
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho (Pearson of average ranks, as SciPy); NaN where Pearson would be."""
-    if len(x) < MIN_ITEMS or _constant(x) or _constant(y):
-        return math.nan
-    return pearson(average_ranks(x), average_ranks(y))
-
-
 def average_ranks(values: np.ndarray) -> np.ndarray:
     """1-based ranks, tied values sharing their average rank (SciPy's ``rankdata``, without its
     per-call overhead, which a bootstrap pays thousands of times)."""
@@ -102,40 +86,12 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def kendall(x: np.ndarray, y: np.ndarray) -> float:
-    """Kendall's tau-b (SciPy's definition); NaN where Pearson would be. Counted over every pair up
-    to ``PAIRS_AT_ONCE`` pairs (faster than SciPy on the small sets a bootstrap resamples), by SciPy above."""
-    if len(x) < MIN_ITEMS or _constant(x) or _constant(y):
-        return math.nan
-    if len(x) * (len(x) - 1) // 2 > PAIRS_AT_ONCE:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return float(stats.kendalltau(x, y).statistic)
-    first, second = upper_pairs(len(x))
-    sign_x, sign_y = np.sign(x[first] - x[second]), np.sign(y[first] - y[second])
-    untied = math.sqrt(float(np.count_nonzero(sign_x)) * float(np.count_nonzero(sign_y)))
-    return max(-1.0, min(1.0, float(sign_x @ sign_y) / untied))
-
-
-CORRELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
-    "pearson": pearson,
-    "spearman": spearman,
-    "kendall": kendall,
-}
-
-
-def _mean_of_defined(values: Sequence[float]) -> float:
-    defined = [value for value in values if not math.isnan(value)]
-    return float(np.mean(defined)) if defined else math.nan
-
-
-def within_system(correlation: Callable[[np.ndarray, np.ndarray], float]) -> Figure:
-    def figure(metric, human, systems, groups) -> float:
-        return _mean_of_defined(
-            [correlation(metric[systems == code], human[systems == code]) for code in np.unique(systems)]
-        )
-
-    return figure
+@functools.lru_cache(maxsize=8)
+def upper_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (i < j) of ``n`` positions (kept for the next resample of the same size)."""
+    first, second = np.triu_indices(n, 1)
+    first.flags.writeable = second.flags.writeable = False
+    return first, second
 
 
 def group_means(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -145,11 +101,137 @@ def group_means(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
         return np.bincount(codes, weights=values, minlength=len(counts)) / counts
 
 
-def system_level(correlation: Callable[[np.ndarray, np.ndarray], float]) -> Figure:
-    def figure(metric, human, systems, groups) -> float:
-        present = np.bincount(systems) > 0
-        metric, human = unit_scaled(metric), unit_scaled(human)  # sums that cannot overflow
-        return correlation(group_means(metric, systems)[present], group_means(human, systems)[present])
+class Rated:
+    """The ratings side of every figure (the ratings, and each item's system and group codes or
+    None), each part computed once, when first asked for, however many metrics are scored
+    against the same items: a bootstrap resample scores every metric on one, a permutation test
+    every trial."""
+
+    def __init__(
+        self, human: np.ndarray, systems: np.ndarray | None = None, groups: np.ndarray | None = None
+    ):
+        self.human, self.systems, self.groups = human, systems, groups
+
+    @functools.cached_property
+    def constant(self) -> bool:
+        return _constant(self.human)
+
+    @functools.cached_property
+    def centred(self) -> np.ndarray:
+        return _centred(self.human)
+
+    @functools.cached_property
+    def ranks(self) -> Rated:
+        return Rated(average_ranks(self.human))
+
+    @functools.cached_property
+    def pair_signs(self) -> np.ndarray:
+        """The sign of the ratings' difference over every pair of :func:`upper_pairs`."""
+        first, second = upper_pairs(len(self.human))
+        return np.sign(self.human[first] - self.human[second])
+
+    @functools.cached_property
+    def system_parts(self) -> list[tuple[np.ndarray, Rated]]:
+        """Each system's positions (in item order) and its ratings."""
+        parts = []
+        for code in np.unique(self.systems):
+            positions = np.flatnonzero(self.systems == code)
+            parts.append((positions, Rated(self.human[positions])))
+        return parts
+
+    @functools.cached_property
+    def system_means(self) -> tuple[np.ndarray, Rated]:
+        """Which system codes are present, and their mean ratings (summed at unit scale)."""
+        present = np.bincount(self.systems) > 0
+        return present, Rated(group_means(unit_scaled(self.human), self.systems)[present])
+
+    @functools.cached_property
+    def group_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The pairs inside each group (first, second, their group), the ratings' sign over them
+        and the untied pairs a group has."""
+        first, second = pair_indices(self.groups, len(self.human))
+        codes = self.groups[first]
+        sign = np.sign(self.human[first] - self.human[second])
+        size = int(self.groups.max()) + 1 if len(self.groups) else 0
+        return first, second, codes, sign, np.bincount(codes, weights=sign != 0, minlength=size)
+
+    @functools.cached_property
+    def residual(self) -> Rated | None:
+        """The ratings less every system's and group's mean (None when that leaves nothing)."""
+        factors = [codes for codes in (self.systems, self.groups) if codes is not None]
+        values = unit_scaled(self.human)
+        left = residuals(values, factors)
+        return None if np.abs(left).max() <= 1e-9 * np.abs(values).max() else Rated(left)
+
+
+def _pearson(x: np.ndarray, rated: Rated) -> float:
+    if len(x) < MIN_ITEMS or _constant(x) or rated.constant:
+        return math.nan
+    dx, dy = _centred(x), rated.centred
+    value = float(dx @ dy / math.sqrt(float(dx @ dx) * float(dy @ dy)))
+    return max(-1.0, min(1.0, value))
+
+
+def _spearman(x: np.ndarray, rated: Rated) -> float:
+    if len(x) < MIN_ITEMS or _constant(x) or rated.constant:
+        return math.nan
+    return _pearson(average_ranks(x), rated.ranks)
+
+
+def _kendall(x: np.ndarray, rated: Rated) -> float:
+    if len(x) < MIN_ITEMS or _constant(x) or rated.constant:
+        return math.nan
+    if len(x) * (len(x) - 1) // 2 > PAIRS_AT_ONCE:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return float(stats.kendalltau(x, rated.human).statistic)
+    first, second = upper_pairs(len(x))
+    sign_x, sign_y = np.sign(x[first] - x[second]), rated.pair_signs
+    untied = math.sqrt(float(np.count_nonzero(sign_x)) * float(np.count_nonzero(sign_y)))
+    return max(-1.0, min(1.0, float(sign_x @ sign_y) / untied))
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r; NaN below ``MIN_ITEMS`` items or when a side is constant. Computed on
+    deviations divided by the largest (:func:`_centred`): the same at any scale of either side."""
+    return _pearson(x, Rated(y))
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho (Pearson of average ranks, as SciPy); NaN where Pearson would be."""
+    return _spearman(x, Rated(y))
+
+
+def kendall(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's tau-b (SciPy's definition); NaN where Pearson would be. Counted over every pair up
+    to ``PAIRS_AT_ONCE`` pairs (faster than SciPy on the small sets a bootstrap resamples), by SciPy above."""
+    return _kendall(x, Rated(y))
+
+
+Correlation = Callable[[np.ndarray, Rated], float]
+CORRELATIONS: dict[str, Correlation] = {"pearson": _pearson, "spearman": _spearman, "kendall": _kendall}
+
+
+def _mean_of_defined(values: Sequence[float]) -> float:
+    defined = [value for value in values if not math.isnan(value)]
+    return float(np.mean(defined)) if defined else math.nan
+
+
+def within_system(correlation: Correlation) -> Figure:
+    def figure(metric: np.ndarray, rated: Rated) -> float:
+        return _mean_of_defined(
+            [correlation(metric[positions], part) for positions, part in rated.system_parts]
+        )
+
+    return figure
+
+
+def system_level(correlation: Correlation) -> Figure:
+    def figure(metric: np.ndarray, rated: Rated) -> float:
+        present, means = rated.system_means
+        return correlation(
+            group_means(unit_scaled(metric), rated.systems)[present], means
+        )  # sums that cannot overflow
 
     return figure
 
@@ -169,16 +251,13 @@ def pair_indices(codes: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarr
     return order[first], order[first + offsets]
 
 
-def group_kendall(metric: np.ndarray, human: np.ndarray, systems, groups: np.ndarray) -> float:
+def group_kendall(metric: np.ndarray, rated: Rated) -> float:
     """Kendall tau-b inside each group, averaged over the groups where it is defined (HANNA)."""
-    first, second = pair_indices(groups, len(metric))
-    codes = groups[first]
+    first, second, codes, sign_human, untied_human = rated.group_pairs
     sign_metric = np.sign(metric[first] - metric[second])
-    sign_human = np.sign(human[first] - human[second])
-    size = int(groups.max()) + 1 if len(groups) else 0
+    size = len(untied_human)
     concordance = np.bincount(codes, weights=sign_metric * sign_human, minlength=size)
     untied_metric = np.bincount(codes, weights=sign_metric != 0, minlength=size)
-    untied_human = np.bincount(codes, weights=sign_human != 0, minlength=size)
     defined = (untied_metric > 0) & (untied_human > 0)
     if not defined.any():
         return math.nan
@@ -210,72 +289,148 @@ def residuals(values: np.ndarray, factors: Sequence[np.ndarray]) -> np.ndarray:
     return additive_parts(values, factors)[1]
 
 
-def residual_pearson(metric: np.ndarray, human: np.ndarray, systems, groups) -> float:
+def residual_pearson(metric: np.ndarray, rated: Rated) -> float:
     """Pearson of the scores and ratings with every system's and group's mean removed."""
     if len(metric) < MIN_ITEMS:
         return math.nan
-    factors = [codes for codes in (systems, groups) if codes is not None]
-    metric, human = unit_scaled(metric), unit_scaled(human)
-    left_metric, left_human = residuals(metric, factors), residuals(human, factors)
-    for values, left in ((metric, left_metric), (human, left_human)):
-        if np.abs(left).max() <= 1e-9 * np.abs(values).max():
-            return math.nan  # nothing left inside the cells: the factors explain every item
-    return pearson(left_metric, left_human)
+    factors = [codes for codes in (rated.systems, rated.groups) if codes is not None]
+    metric = unit_scaled(metric)
+    left = residuals(metric, factors)
+    if np.abs(left).max() <= 1e-9 * np.abs(metric).max() or rated.residual is None:
+        return math.nan  # nothing left inside the cells: the factors explain every item
+    return _pearson(left, rated.residual)
 
 
-@functools.lru_cache(maxsize=8)
-def upper_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every pair (i < j) of ``n`` positions (kept for the next resample of the same size)."""
-    first, second = np.triu_indices(n, 1)
-    first.flags.writeable = second.flags.writeable = False
-    return first, second
-
-
-def _pair_signs(
-    metric: np.ndarray, human: np.ndarray, items: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
+def _pair_signs(metric: np.ndarray, rated: Rated, items: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     first, second = upper_pairs(len(metric))
-    if items is not None:  # a story drawn twice by a bootstrap is no pair of stories
-        other = items[first] != items[second]
-        first, second = first[other], second[other]
-    return metric[first] - metric[second], np.sign(human[first] - human[second])
+    if items is None:
+        return metric[first] - metric[second], rated.pair_signs
+    other = items[first] != items[second]  # a story drawn twice by a bootstrap is no pair of stories
+    first, second = first[other], second[other]
+    return metric[first] - metric[second], np.sign(rated.human[first] - rated.human[second])
+
+
+def _counted(
+    size: np.ndarray,
+    tied: np.ndarray,
+    alike: np.ndarray,
+    rounding: float,
+    weight: np.ndarray | None = None,
+    totals: tuple[int, int, int] | None = None,
+) -> tuple[float, float, float]:
+    """(raw acc23, tie-calibrated acc23, its epsilon) of pairs sorted by ``size`` (their |metric
+    difference|), ``tied`` where the people tied them, ``alike`` where metric and people order them
+    alike; ``weight``, when given, counts each pair so many times (a bootstrap's copies).
+    ``totals`` (all pairs, the alike ones, raw acc23's count) say that the pairs given are only
+    those up to :func:`_no_better_beyond`: the epsilons beyond cannot be best, and are not sorted."""
+    if weight is None:
+        tied_before, alike_before = np.cumsum(tied), np.cumsum(alike)
+    else:
+        tied_before, alike_before = np.cumsum(weight * tied), np.cumsum(weight * alike)
+    if totals is None:
+        total = len(size) if weight is None else weight.sum()
+        both = (size == 0) & tied
+        both_tied = np.count_nonzero(both) if weight is None else weight[both].sum()
+        totals = (total, alike_before[-1], alike_before[-1] + both_tied)
+    total, alike_total, raw = totals
+    # The last pair of each distinct |difference|, those apart by rounding only being one: 0.3 - 0.1
+    # and 0.5 - 0.3 differ in their last bits, and differently at another scale of the scores.
+    ends = np.flatnonzero(np.r_[size[1:] - size[:-1] > rounding, True])
+    correct = tied_before[ends] + (alike_total - alike_before[ends])
+    if size[0] > 0:  # epsilon 0 ties nothing: the accuracy without metric ties is a candidate too
+        ends = np.r_[-1, ends]
+        correct = np.r_[alike_total, correct]
+    best = int(np.argmax(correct))
+    epsilon = 0.0 if ends[best] < 0 else float(size[ends[best]])
+    return float(raw / total), float(correct[best] / total), epsilon
+
+
+def _no_better_beyond(size: np.ndarray, tied: np.ndarray, alike: np.ndarray) -> float:
+    """A size beyond which no epsilon is best: the smallest at which more alike pairs lie at or
+    below than there are human-tied pairs in all. An epsilon there ties away more agreement than
+    every tied pair can give back, so its accuracy is below epsilon 0's: only the pairs up to it
+    need sorting (infinite where the alike pairs are too few to pass the tied ones)."""
+    tied_total = int(np.count_nonzero(tied))
+    alike_sizes = size[alike]
+    if len(alike_sizes) <= tied_total:
+        return math.inf
+    return float(np.partition(alike_sizes, tied_total)[tied_total])
 
 
 def pairwise_accuracies(
     metric: np.ndarray, human: np.ndarray, items: np.ndarray | None = None
 ) -> tuple[float, float, float]:
     """(raw acc23, tie-calibrated acc23, its epsilon), every candidate epsilon (0 and each distinct
-    |difference|) counted at once from the pairs sorted by |difference|. ``items``, each position's
-    story in a bootstrap resample, leaves out the pairs of a story's copies: tied on both sides,
-    they would count as agreement that the stories never gave."""
-    difference, human_sign = _pair_signs(metric, human, items)
+    |difference|) counted at once from the pairs sorted by |difference| (those up to
+    :func:`_no_better_beyond`: the rest cannot hold the best). ``items``, each position's story in a
+    bootstrap resample, leaves out the pairs of a story's copies: tied on both sides, they would
+    count as agreement that the stories never gave."""
+    return _pairwise(metric, Rated(human), items)
+
+
+def _pairwise(
+    metric: np.ndarray, rated: Rated, items: np.ndarray | None = None
+) -> tuple[float, float, float]:
+    difference, human_sign = _pair_signs(metric, rated, items)
     if len(difference) == 0:
         return math.nan, math.nan, math.nan
     size = np.abs(difference)
-    order = np.argsort(size, kind="stable")
-    size, difference, human_sign = size[order], difference[order], human_sign[order]
-    tied_human = np.cumsum(human_sign == 0)
-    alike_before = np.cumsum((np.sign(difference) == human_sign) & (human_sign != 0))
-    raw = alike_before[-1] + np.count_nonzero((size == 0) & (human_sign == 0))
-    # The last pair of each distinct |difference|, those apart by rounding only being one: 0.3 - 0.1
-    # and 0.5 - 0.3 differ in their last bits, and differently at another scale of the scores.
+    tied = human_sign == 0
+    alike = (np.sign(difference) == human_sign) & ~tied
+    alike_total = int(np.count_nonzero(alike))
+    totals = (len(size), alike_total, alike_total + int(np.count_nonzero((size == 0) & tied)))
+    near = np.flatnonzero(size <= _no_better_beyond(size, tied, alike))
+    order = near[np.argsort(size[near])]  # the order inside a run of equal sizes changes no count at its end
     rounding = SAME_DIFFERENCE * float(np.abs(metric).max())
-    ends = np.flatnonzero(np.r_[size[1:] - size[:-1] > rounding, True])
-    correct = tied_human[ends] + (alike_before[-1] - alike_before[ends])
-    if size[0] > 0:  # epsilon 0 ties nothing: the accuracy without metric ties is a candidate too
-        ends = np.r_[-1, ends]
-        correct = np.r_[alike_before[-1], correct]
-    best = int(np.argmax(correct))
-    epsilon = 0.0 if ends[best] < 0 else float(size[ends[best]])
-    return float(raw / len(difference)), float(correct[best] / len(difference)), epsilon
+    return _counted(size[order], tied[order], alike[order], rounding, totals=totals)
 
 
-def pairwise_accuracy(metric: np.ndarray, human: np.ndarray, systems=None, groups=None) -> float:
+@dataclass(frozen=True)
+class SortedPairs:
+    """Every pair of one metric's items, sorted by |difference| once: a bootstrap resample, which
+    holds each item some number of times, counts each pair of two distinct items as often as the
+    product of their copies (:func:`resampled_accuracies`), with no sort of its own."""
+
+    metric: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    size: np.ndarray
+    tied: np.ndarray
+    alike: np.ndarray
+
+
+def sorted_pairs(metric: np.ndarray, rated: Rated) -> SortedPairs:
+    first, second = upper_pairs(len(metric))
+    difference, human_sign = metric[first] - metric[second], rated.pair_signs
+    size = np.abs(difference)
+    order = np.argsort(size)
+    alike = (np.sign(difference) == human_sign) & (human_sign != 0)
+    return SortedPairs(
+        metric, first[order], second[order], size[order], (human_sign == 0)[order], alike[order]
+    )
+
+
+def resampled_accuracies(pairs: SortedPairs, copies: np.ndarray) -> tuple[float, float]:
+    """(raw acc23, tie-calibrated acc23) of the resample holding item i ``copies[i]`` times: what
+    :func:`pairwise_accuracies` gives on that resample with its ``items``, to the last bit (the
+    same integer counts, over the same sizes)."""
+    weight = copies[pairs.first] * copies[pairs.second]
+    present = np.flatnonzero(weight)
+    if len(present) == 0:
+        return math.nan, math.nan
+    rounding = SAME_DIFFERENCE * float(np.abs(pairs.metric[copies > 0]).max())
+    found = _counted(
+        pairs.size[present], pairs.tied[present], pairs.alike[present], rounding, weight[present]
+    )
+    return found[0], found[1]
+
+
+def pairwise_accuracy(metric: np.ndarray, human: np.ndarray) -> float:
     """acc23 with only exact metric ties: pairs ordered alike, or tied in both, over all pairs."""
     return pairwise_accuracies(metric, human)[0]
 
 
-def tie_calibrated_accuracy(metric: np.ndarray, human: np.ndarray, systems=None, groups=None) -> float:
+def tie_calibrated_accuracy(metric: np.ndarray, human: np.ndarray) -> float:
     """acc23 at the epsilon that maximises it (Deutsch et al., 2023)."""
     return pairwise_accuracies(metric, human)[1]
 
@@ -285,9 +440,9 @@ def tie_epsilon(metric: np.ndarray, human: np.ndarray) -> float:
     return pairwise_accuracies(metric, human)[2]
 
 
-def _pooled(correlation: Callable[[np.ndarray, np.ndarray], float]) -> Figure:
-    def figure(metric, human, systems, groups) -> float:
-        return correlation(metric, human)
+def _pooled(correlation: Correlation) -> Figure:
+    def figure(metric: np.ndarray, rated: Rated) -> float:
+        return correlation(metric, rated)
 
     return figure
 
@@ -301,8 +456,8 @@ FIGURES: dict[str, tuple[Figure, str | None]] = {
     **{f"system.{name}": (system_level(function), "systems") for name, function in CORRELATIONS.items()},
     "group.kendall": (group_kendall, "groups"),
     "residual.pearson": (residual_pearson, "either"),
-    "pairwise.accuracy": (pairwise_accuracy, None),
-    "pairwise.tie_calibrated": (tie_calibrated_accuracy, None),
+    "pairwise.accuracy": (lambda metric, rated: _pairwise(metric, rated)[0], None),
+    "pairwise.tie_calibrated": (lambda metric, rated: _pairwise(metric, rated)[1], None),
 }  # fmt: skip
 
 # How the table names each figure.
@@ -340,14 +495,21 @@ def compute(
     """The named figures of one metric's scores against the ratings, in the order named (both
     pairwise accuracies from one count of the pairs). ``items`` names each position's story in a
     bootstrap resample (see :func:`pairwise_accuracies`)."""
+    return compute_rated(metric, Rated(human, systems, groups), names, items)
+
+
+def compute_rated(
+    metric: np.ndarray, rated: Rated, names: Sequence[str], items: np.ndarray | None = None
+) -> np.ndarray:
+    """:func:`compute` against ratings whose side of each figure is kept for the next metric."""
     pairwise = None
     found = []
     for name in names:
         if name in PAIRWISE:
-            pairwise = pairwise_accuracies(metric, human, items) if pairwise is None else pairwise
+            pairwise = _pairwise(metric, rated, items) if pairwise is None else pairwise
             found.append(pairwise[PAIRWISE[name]])
         else:
-            found.append(FIGURES[name][0](metric, human, systems, groups))
+            found.append(FIGURES[name][0](metric, rated))
     return np.array(found, dtype=float)
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from story_quality.evaluation import meta_figures, significance
+from story_quality.evaluation import meta_figures, significance, trial_pool
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,42 @@ def resample_indices(design: Design, resamples: int, seed: int) -> Iterator[np.n
         yield np.repeat(np.arange(n), weight)
 
 
+class _Resampled:
+    """The figures of each metric on bootstrap resamples (called with a chunk of resamples' item
+    positions). The pairwise accuracies count each metric's pairs sorted once a chunk
+    (:func:`meta_figures.sorted_pairs`), weighted by each resample's copies of the items: the
+    figures :func:`meta_figures.compute` gives on the resample, without a sort of its pairs."""
+
+    def __init__(self, metrics: Sequence[np.ndarray], humans: Sequence[np.ndarray], design: Design,
+                 names: Sequence[str]) -> None:  # fmt: skip
+        self.metrics, self.humans, self.design, self.names = list(metrics), list(humans), design, list(names)
+        self.paired = [k for k, name in enumerate(names) if name in meta_figures.PAIRWISE]
+        self.rest = [k for k, name in enumerate(names) if name not in meta_figures.PAIRWISE]
+
+    def __call__(self, indices: Sequence[np.ndarray]) -> np.ndarray:
+        metrics, humans, names = self.metrics, self.humans, self.names
+        found = np.full((len(indices), len(metrics), len(names)), math.nan)
+        rest_names = [names[k] for k in self.rest]
+        rated = {id(human): meta_figures.Rated(human) for human in humans}
+        pairs = [meta_figures.sorted_pairs(m, rated[id(h)]) for m, h in zip(metrics, humans, strict=True)]
+        for trial, index in enumerate(indices):
+            part = self.design.subset(index)
+            copies = np.bincount(index, minlength=len(self.design.human))
+            drawn = {
+                id(human): meta_figures.Rated(human[index], part.systems, part.groups) for human in humans
+            }
+            for k, (metric, human) in enumerate(zip(metrics, humans, strict=True)):
+                found[trial, k, self.rest] = meta_figures.compute_rated(
+                    metric[index], drawn[id(human)], rest_names, items=index
+                )
+                if self.paired:
+                    accuracies = meta_figures.resampled_accuracies(pairs[k], copies)
+                    found[trial, k, self.paired] = [
+                        accuracies[meta_figures.PAIRWISE[names[j]]] for j in self.paired
+                    ]
+        return found
+
+
 def bootstrap(
     metrics: Sequence[np.ndarray],
     design: Design,
@@ -97,19 +133,17 @@ def bootstrap(
     seed: int,
     humans: Sequence[np.ndarray] | None = None,
     step: Callable[[], object] | None = None,
+    processes: int | None = None,
 ) -> np.ndarray:
     """The named figures of each metric on each resample: an array (resamples, metrics, figures).
-    ``humans`` gives each metric its own ratings (a rater's ceiling); by default the design's."""
+    ``humans`` gives each metric its own ratings (a rater's ceiling); by default the design's.
+    ``step`` is called once a resample; ``processes`` (by default :func:`trial_pool.processes_for`)
+    changes the wall time only."""
     significance.check_seed(seed)
     humans = [design.human] * len(metrics) if humans is None else humans
-    found = np.full((resamples, len(metrics), len(names)), math.nan)
-    for trial, index in enumerate(resample_indices(design, resamples, seed)):
-        part = design.subset(index)
-        for k, (metric, human) in enumerate(zip(metrics, humans, strict=True)):
-            found[trial, k] = meta_figures.compute(
-                metric[index], human[index], part.systems, part.groups, names, items=index
-            )
-    return found
+    indices = list(resample_indices(design, resamples, seed))
+    processes = trial_pool.processes_for(resamples, len(design.human)) if processes is None else processes
+    return trial_pool.run_trials(_Resampled(metrics, humans, design, names), indices, processes, step)
 
 
 @dataclass(frozen=True)
@@ -150,6 +184,31 @@ def _swap_units(values: np.ndarray, design: Design) -> list[tuple[np.ndarray, np
     return [*zip(parts, factors, strict=True), (left, np.arange(len(values)))]
 
 
+class _Permuted:
+    """Each trial's |figure(one) - figure(other)| (called with a chunk of trials' swaps: for each
+    unit, whether each of its codes swaps)."""
+
+    def __init__(self, units: list[tuple[np.ndarray, np.ndarray, np.ndarray]], design: Design,
+                 names: Sequence[str]) -> None:  # fmt: skip
+        self.units, self.design, self.names = units, design, list(names)
+
+    def __call__(self, swaps: Sequence[list[np.ndarray]]) -> np.ndarray:
+        rated = meta_figures.Rated(self.design.human, self.design.systems, self.design.groups)
+        n = len(self.design.human)
+        found = np.empty((len(swaps), len(self.names)))
+        for trial, drawn in enumerate(swaps):
+            one, other = np.zeros(n), np.zeros(n)
+            for (mine, theirs, codes), swap in zip(self.units, drawn, strict=True):
+                swap = swap[codes]
+                one += np.where(swap, theirs, mine)
+                other += np.where(swap, mine, theirs)
+            found[trial] = np.abs(
+                meta_figures.compute_rated(one, rated, self.names)
+                - meta_figures.compute_rated(other, rated, self.names)
+            )
+        return found
+
+
 def permutation_test(
     a: np.ndarray,
     b: np.ndarray,
@@ -158,14 +217,17 @@ def permutation_test(
     resamples: int,
     seed: int,
     step: Callable[[], object] | None = None,
+    processes: int | None = None,
 ) -> np.ndarray:
     """PERM-BOTH p-values of ``figure(a) - figure(b)`` for each named figure (NaN where the
     observed difference is not defined). With systems or groups, each metric's system part, group
     part and item part are swapped by system, by group and by item (see the module)."""
     significance.check_seed(seed)
     first, second = standardised(a), standardised(b)
-    args = (design.human, design.systems, design.groups, names)
-    observed = np.abs(meta_figures.compute(first, *args) - meta_figures.compute(second, *args))
+    rated = meta_figures.Rated(design.human, design.systems, design.groups)
+    observed = np.abs(
+        meta_figures.compute_rated(first, rated, names) - meta_figures.compute_rated(second, rated, names)
+    )
     units = [
         (mine, theirs, codes)
         for (mine, codes), (theirs, _) in zip(
@@ -173,17 +235,15 @@ def permutation_test(
         )
     ]
     rng = np.random.default_rng(seed)
+    swaps = [
+        [rng.integers(0, 2, size=int(codes.max()) + 1).astype(bool) for _, _, codes in units]
+        for _ in range(resamples)
+    ]
+    processes = trial_pool.processes_for(resamples, len(a)) if processes is None else processes
+    trials = trial_pool.run_trials(_Permuted(units, design, names), swaps, processes, step)
     at_least = np.zeros(len(names))
-    for _ in range(resamples):
-        one, other = np.zeros(len(a)), np.zeros(len(a))
-        for mine, theirs, codes in units:
-            swap = rng.integers(0, 2, size=int(codes.max()) + 1).astype(bool)[codes]
-            one += np.where(swap, theirs, mine)
-            other += np.where(swap, mine, theirs)
-        trial = np.abs(meta_figures.compute(one, *args) - meta_figures.compute(other, *args))
+    for trial in trials:
         at_least += np.nan_to_num(trial, nan=0.0) >= observed - significance.TIE_TOLERANCE
-        if step is not None:
-            step()
     p_values = (at_least + 1) / (resamples + 1)
     return np.where(np.isfinite(observed), p_values, math.nan)
 
@@ -238,6 +298,18 @@ def rater_ceiling(
         )
 
 
+class _Ceilings:
+    """:func:`rater_ceiling` on a chunk of resamples' item positions: one row a resample."""
+
+    def __init__(self, raters: np.ndarray, design: Design, names: Sequence[str]) -> None:
+        self.raters, self.design, self.names = raters, design, list(names)
+
+    def __call__(self, indices: Sequence[np.ndarray]) -> np.ndarray:
+        return np.array(
+            [rater_ceiling(self.raters[i], self.design.subset(i), self.names, items=i) for i in indices]
+        ).reshape(len(indices), len(self.names))
+
+
 def bootstrap_ceiling(
     raters: np.ndarray,
     design: Design,
@@ -245,13 +317,11 @@ def bootstrap_ceiling(
     resamples: int,
     seed: int,
     step: Callable[[], object] | None = None,
+    processes: int | None = None,
 ) -> np.ndarray:
     """:func:`rater_ceiling` on each of the resamples :func:`bootstrap` draws with the same seed:
     an array (resamples, figures)."""
     significance.check_seed(seed)
-    found = np.full((resamples, len(names)), math.nan)
-    for trial, index in enumerate(resample_indices(design, resamples, seed)):
-        found[trial] = rater_ceiling(raters[index], design.subset(index), names, items=index)
-        if step is not None:
-            step()
-    return found
+    indices = list(resample_indices(design, resamples, seed))
+    processes = trial_pool.processes_for(resamples, len(design.human)) if processes is None else processes
+    return trial_pool.run_trials(_Ceilings(raters, design, names), indices, processes, step)

@@ -112,7 +112,7 @@ def test_residual_pearson_equals_the_fixed_effects_residuals_by_least_squares(wh
 def test_residual_pearson_is_undefined_when_the_factors_explain_everything():
     system = np.array([0, 0, 1, 1, 2, 2])
     human = system * 1.0
-    assert math.isnan(meta_figures.residual_pearson(np.arange(6.0), human, system, None))
+    assert math.isnan(meta_figures.compute(np.arange(6.0), human, system, None, ["residual.pearson"])[0])
 
 
 def slow_accuracy(metric, human, epsilon):
@@ -206,3 +206,37 @@ def test_available_figures_follow_what_the_data_carries():
 def test_average_ranks_equal_scipy_rankdata():
     values = np.array([3.0, 1.0, 3.0, 2.0, 3.0, -1.0, 2.0])
     np.testing.assert_array_equal(meta_figures.average_ranks(values), stats.rankdata(values))
+
+
+@pytest.mark.parametrize("seed", [10, 11, 12])
+def test_tie_calibration_sorts_only_the_pairs_that_can_hold_the_best_and_finds_it(seed):
+    """Ratings with many ties and scores on a decimal grid (differences apart by rounding only):
+    the accuracy and epsilon equal the slow definition's best over every candidate, exactly."""
+    rng = np.random.default_rng(seed)
+    human = rng.integers(1, 4, size=25).astype(float)
+    metric = np.round(0.1 * human + rng.normal(0, 0.2, 25), 1)
+    # Differences apart by rounding only are one candidate: 0.3 - 0.2 and 0.4 - 0.3 tie alike.
+    candidates = sorted({0.0} | {round(abs(a - b), 9) for a, b in itertools.combinations(metric, 2)})
+    accuracies = [slow_accuracy(metric, human, epsilon + 1e-9) for epsilon in candidates]
+    best = max(accuracies)
+    raw, calibrated, epsilon = meta_figures.pairwise_accuracies(metric, human)
+    assert calibrated == best
+    assert raw == slow_accuracy(metric, human, 0.0)
+    assert epsilon == pytest.approx(candidates[accuracies.index(best)], abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", [13, 14])
+def test_no_epsilon_from_where_the_sort_stops_beats_epsilon_zero(seed):
+    """The sort stops at the smallest size where more alike pairs lie at or below than there are
+    tied pairs: from there on, a metric tie costs more than the ties can give back."""
+    rng = np.random.default_rng(seed)
+    human = rng.integers(1, 6, size=40).astype(float)
+    metric = human + rng.normal(0, 1.5, 40)
+    first, second = np.triu_indices(40, 1)
+    difference, human_sign = metric[first] - metric[second], np.sign(human[first] - human[second])
+    size, tied = np.abs(difference), human_sign == 0
+    alike = (np.sign(difference) == human_sign) & ~tied
+    bound = meta_figures._no_better_beyond(size, tied, alike)
+    assert np.count_nonzero(alike & (size <= bound)) > np.count_nonzero(tied)
+    assert np.count_nonzero(alike & (size < bound)) <= np.count_nonzero(tied)
+    assert slow_accuracy(metric, human, bound) < slow_accuracy(metric, human, 0.0)

@@ -47,18 +47,40 @@ def test_with_systems_and_groups_an_item_is_drawn_system_draws_times_group_draws
         assert counts.sum() in {a * b for a in range(17) for b in range(26)}
 
 
-def test_bootstrap_computes_each_metric_on_the_same_resamples():
+@pytest.mark.parametrize("processes", [1, 2])
+def test_bootstrap_computes_each_metric_on_the_same_resamples(processes):
+    """Every figure on every resample equals the figure computed on the resample itself, to the last
+    bit: the pairwise accuracies counted from pairs sorted once and weighted by the copies, the
+    ratings' side kept for the next metric, chunks on one process or two."""
     rng = np.random.default_rng(4)
-    human = rng.normal(size=30)
-    metrics = [human + rng.normal(size=30), rng.normal(size=30)]
-    systems = np.repeat(np.arange(3), 10)
-    design = Design(human, systems)
-    names = ["pooled.pearson", "within_system.kendall"]
-    found = bootstrap(metrics, design, names, 25, seed=5)
-    for trial, index in enumerate(resample_indices(design, 25, seed=5)):
+    human = np.round(rng.normal(size=60) * 2)  # ties in the ratings
+    metrics = [np.round(human + rng.normal(size=60), 1), rng.normal(size=60), np.ones(60)]
+    systems, groups = np.repeat(np.arange(3), 20), np.tile(np.arange(10), 6)
+    design = Design(human, systems, groups)
+    names = design.figures
+    steps = []
+    found = bootstrap(metrics, design, names, 45, seed=5, step=lambda: steps.append(1), processes=processes)
+    assert len(steps) == 45  # the progress bar moves once a resample
+    for trial, index in enumerate(resample_indices(design, 45, seed=5)):
         for k, metric in enumerate(metrics):
-            expected = meta_figures.compute(metric[index], human[index], systems[index], None, names)
+            expected = meta_figures.compute(
+                metric[index], human[index], systems[index], groups[index], names, index
+            )
             np.testing.assert_array_equal(found[trial, k], expected)
+
+
+def test_the_permutation_test_is_the_same_on_two_processes():
+    rng = np.random.default_rng(9)
+    human = np.round(rng.normal(size=40))
+    design = Design(human, np.arange(40) % 4)
+    a, b = human + rng.normal(size=40), rng.normal(size=40)
+    steps = []
+    one = permutation_test(a, b, design, design.figures, 60, seed=3, processes=1)
+    two = permutation_test(
+        a, b, design, design.figures, 60, seed=3, step=lambda: steps.append(1), processes=2
+    )
+    np.testing.assert_array_equal(one, two)
+    assert len(steps) == 60
 
 
 @pytest.mark.parametrize("with_design", [False, True])
