@@ -17,6 +17,17 @@ WORDS = (
     "because after before when very good bad new old big small one two three first last time"
 ).split()
 
+# Short stories, clean and tokenised, one a single sentence: the texts the tiny checkpoints score.
+SAMPLE_STORIES = [
+    "Ken went to the store. He bought milk. He went home happy.",
+    "the dog ran to the school . the cat ate .",
+    "Mary didn't like the new car. She sold it to her friend.",
+    "I played with my friends after school. We ran and ran. Then we ate.",
+    "He was sad.",
+    "The old man walked his dog every day. One day the dog found a cat. They became friends.",
+    "She ran to the park. She ran home.",
+]
+
 
 def vocabulary(lowercase: bool = True) -> dict[str, int]:
     """WordPiece vocabulary covering every ASCII word (through single characters and ``##`` pieces)."""

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from tiny_models import save_union_checkpoint
+from tiny_models import SAMPLE_STORIES, save_union_checkpoint
 
 from benchmarks import union_dev_suite
 from story_quality import precision
@@ -15,13 +15,7 @@ from story_quality.evaluation.correlation import METHODS, correlate
 from story_quality.union import UnionScorer
 from story_quality.union.normalization import ROC_STORIES
 
-STORIES = [
-    "Ken went to the store. He bought milk. He went home happy.",
-    "the dog ran to the school . the cat ate .",
-    "Mary didn't like the new car. She sold it to her friend.",
-    "I played with my friends after school. We ran and ran. Then we ate.",
-    "He was sad.",
-]
+STORIES = SAMPLE_STORIES[:5]
 
 
 def test_a_checkpoint_folder_is_scored_on_rated_and_paired_sets(tmp_path, monkeypatch):

@@ -8,28 +8,17 @@ import pathlib
 
 import evaluate
 import pytest
-from tiny_models import save_union_checkpoint
+from tiny_models import SAMPLE_STORIES, roc_union_checkpoint
 
 from story_quality import cli
-from story_quality.union.normalization import ROC_STORIES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-STORIES = [
-    "Ken went to the store. He bought milk. He went home happy.",
-    "the dog ran to the school . the cat ate .",
-    "Mary didn't like the new car. She sold it to her friend.",
-    "I played with my friends after school. We ran and ran. Then we ate.",
-    "He was sad.",
-    "The old man walked his dog every day. One day the dog found a cat. They became friends.",
-    "She ran to the park. She ran home.",
-]
+STORIES = SAMPLE_STORIES
 
 
 @pytest.fixture(scope="module", name="checkpoint")
 def union_checkpoint(tmp_path_factory) -> pathlib.Path:
-    return save_union_checkpoint(
-        tmp_path_factory.mktemp("union") / "roc", normalization=ROC_STORIES.to_dict(), max_length=48
-    )
+    return roc_union_checkpoint(tmp_path_factory)
 
 
 @pytest.fixture(scope="module", name="expected")

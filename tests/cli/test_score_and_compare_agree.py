@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tiny_models import save_union_checkpoint
+from tiny_models import SAMPLE_STORIES, save_union_checkpoint
 
 from story_quality import cli, score_file
 
-STORIES = [
-    "Ken went to the store. He bought milk. He went home happy.",
-    "the dog ran to the school . the cat ate .",
-    "Mary didn't like the new car. She sold it to her friend.",
-    "I played with my friends after school. We ran and ran. Then we ate.",
-    "He was sad.",
-    "The old man walked his dog every day. One day the dog found a cat.",
-    "She ran to the park. She ran home.",
-]
+STORIES = SAMPLE_STORIES
 
 
 def identities(texts: list[str]) -> list[dict]:

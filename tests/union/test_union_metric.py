@@ -13,7 +13,7 @@ import evaluate
 import pytest
 import torch
 import transformers
-from tiny_models import roc_union_checkpoint, save_union_checkpoint
+from tiny_models import SAMPLE_STORIES, roc_union_checkpoint, save_union_checkpoint
 
 from story_quality.checkpoints.reference import CheckpointReference
 from story_quality.union.checkpoints import resolve_checkpoint
@@ -22,14 +22,7 @@ from story_quality.union.normalization import ROC_STORIES, StoryNormalization
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METRIC = str(REPO / "metrics" / "union")
 WINDOW = 48
-STORIES = [
-    "Ken went to the store. He bought milk. He went home happy.",
-    "the dog ran to the school . the cat ate .",
-    "Mary didn't like the new car. She sold it to her friend.",
-    "I played with my friends after school. We ran and ran. Then we ate.",
-    "He was sad.",
-    "The old man walked his dog every day. One day the dog found a cat. They became friends.",
-]
+STORIES = SAMPLE_STORIES[:6]
 
 
 @pytest.fixture(scope="module")
