@@ -60,6 +60,9 @@ TIE_TOLERANCE = 1e-12
 # Resamples drawn at a time: at most this many row indices in memory (32 MiB of int64).
 _BLOCK_ELEMENTS = 1 << 22
 
+# Scores as the functions take them: a list or an array, one a row.
+Scores = Sequence[float] | np.ndarray
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -81,7 +84,7 @@ class PairedTest:
     p_approximate_randomization: float
 
 
-def _scores(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
+def _scores(values: Scores, name: str) -> np.ndarray:
     array = np.asarray(values, dtype=float)
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"{name}: expected a non-empty list of scores, got shape {array.shape}")
@@ -158,7 +161,7 @@ def interval_ends(samples: np.ndarray, confidence: float) -> tuple[float, float]
 
 
 def bootstrap_interval(
-    values: Sequence[float] | np.ndarray,
+    values: Scores,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,
@@ -173,7 +176,7 @@ def bootstrap_interval(
 
 
 def bootstrap_mean(
-    values: Sequence[float] | np.ndarray,
+    values: Scores,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,
@@ -205,7 +208,7 @@ def _p_value(count: int, resamples: int) -> float:
     return (count + 1) / (resamples + 1)
 
 
-def _paired_scores(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> np.ndarray:
+def _paired_scores(a: Scores, b: Scores) -> np.ndarray:
     """``b - a`` row by row, after checking both hold the same number of finite scores."""
     first, second = _scores(a, "a"), _scores(b, "b")
     if len(first) != len(second):
@@ -221,8 +224,8 @@ def _paired_scores(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
 
 
 def paired_bootstrap(
-    a: Sequence[float] | np.ndarray,
-    b: Sequence[float] | np.ndarray,
+    a: Scores,
+    b: Scores,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,
@@ -249,8 +252,8 @@ def paired_bootstrap(
 
 
 def approximate_randomization(
-    a: Sequence[float] | np.ndarray,
-    b: Sequence[float] | np.ndarray,
+    a: Scores,
+    b: Scores,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> float:
@@ -276,8 +279,8 @@ def approximate_randomization(
 
 
 def compare_paired(
-    a: Sequence[float] | np.ndarray,
-    b: Sequence[float] | np.ndarray,
+    a: Scores,
+    b: Scores,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,

@@ -174,13 +174,7 @@ def corrupt_batch(
     out: dict[str, list] = {name: [] for name in OUTPUT_FEATURES}
     for index, sentences, tags in zip(batch["story_index"], batch["sentences"], batch["tags"], strict=True):
         story = as_story(sentences, tags)
-        ctx = CorruptionContext(
-            lexicon=lexicon,
-            keywords=keywords,
-            donors=donors,
-            story_index=index,
-            technique_probs=technique_probs,
-        )
+        ctx = CorruptionContext(lexicon, keywords, donors, story_index=index, technique_probs=technique_probs)
         corrupted, applied = corrupt(story, StoryRandom(seed, index), ctx)
         if not applied:
             continue  # counted as "uncorruptible" by the caller
