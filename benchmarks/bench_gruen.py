@@ -74,13 +74,13 @@ from story_quality.precision import autocast, bf16_refusal, check_precision  # n
 
 
 def _table_edit_distance(a: str, b: str) -> int:
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
+    """Levenshtein distance by the whole dynamic-programming table, as a plain Python port computes it."""
+    table = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            substitution = table[i - 1][j - 1] + (a[i - 1] != b[j - 1])
+            table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, substitution)
+    return table[-1][-1]
 
 
 def release_procedure(texts: list[str], models: dict[str, str], device: str = "cpu") -> list[float]:

@@ -140,8 +140,7 @@ def main() -> None:
     parser.add_argument(
         "--pairs-cache",
         type=pathlib.Path,
-        default=None,
-        help="folder that keeps each seed's corrupted corpus for later runs (built once, then reused)",
+        help="folder keeping each seed's corrupted corpus (built once, reused)",
     )
     parser.add_argument(
         "--save-steps",

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from annotation_files import write_annotations, write_lines
 
 from benchmarks.correlation import evaluate_scores
 from benchmarks.correlation.__main__ import main, parse_metric_spec
@@ -22,23 +23,6 @@ def tiny_corpus(n=40, seed=0):
     good = votes.mean(axis=1) + rng.normal(scale=0.3, size=n)
     perplexity = 5 - 2 * votes.mean(axis=1) + rng.normal(scale=0.8, size=n)
     return votes, codes, good, perplexity
-
-
-def write_lines(path, lines):
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def write_annotations(directory, votes, codes=None):
-    def lines(labels):
-        return [
-            f"{100 + i} ||| story number {i} . it ends . ||| {' '.join(map(str, row))}"
-            for i, row in enumerate(labels)
-        ]
-
-    annotation = write_lines(directory / "ant_data.txt", lines(votes))
-    error_file = write_lines(directory / "ant_data_all.txt", lines(codes)) if codes is not None else None
-    return annotation, error_file
 
 
 def write_published(directory, good, perplexity):

@@ -10,16 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from score_inputs import (  # noqa: F401 (union_checkpoint and compute_result are fixtures)
-    REPO,
-    STORIES,
-    compute_result,
-    read_output,
-    run_cli,
-    union_args,
-    union_checkpoint,
-    write_input,
-)
+from score_inputs import REPO, STORIES, run_cli, union_args, write_input
 
 from story_quality import process_group
 from story_quality.cli import score as score_command

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from annotation_files import write_annotations, write_lines
 
 from story_quality.evaluation.annotations import (
     AnnotationFormatError,
@@ -20,23 +21,6 @@ def annotated_corpus(n, seed=0):
     votes = (rng.uniform(size=(n, 7)) < quality[:, None]).astype(int)
     codes = np.where(votes == 1, 0, rng.integers(1, 6, size=(n, 7)))
     return votes, codes
-
-
-def write_lines(path, lines):
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def write_annotations(directory, votes, codes=None):
-    def lines(labels):
-        return [
-            f"{100 + i} ||| story number {i} . it ends . ||| {' '.join(map(str, row))}"
-            for i, row in enumerate(labels)
-        ]
-
-    annotation = write_lines(directory / "ant_data.txt", lines(votes))
-    error_file = write_lines(directory / "ant_data_all.txt", lines(codes)) if codes is not None else None
-    return annotation, error_file
 
 
 def test_reads_votes_codes_and_human_scores(tmp_path):

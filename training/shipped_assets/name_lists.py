@@ -99,7 +99,7 @@ def main() -> None:
         "--census-dir",
         type=pathlib.Path,
         required=True,
-        help="folder with dist.male.first and dist.female.first",
+        help="folder holding dist.male.first, dist.female.first",
     )
     parser.add_argument(
         "--words", type=pathlib.Path, default=pathlib.Path("/usr/share/dict/american-english")
