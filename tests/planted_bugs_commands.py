@@ -126,15 +126,15 @@ IN_THE_COMMANDS = [
     Mutation(
         "compare-identity-as-score",
         "--score-column index is compared as a score",
-        "story_quality/evaluation/comparison.py",
-        "if column in refused:",
+        "story_quality/score_file/reading.py",
+        "if requested in identity:",
         "if False:",
         ("tests/cli/test_compare.py::test_a_row_identity_is_no_score_column",),
     ),
     Mutation(
         "compare-true-is-1",
         "a JSON true row id is paired with the id 1",
-        "story_quality/evaluation/comparison.py",
+        "story_quality/score_file/reading.py",
         "and not isinstance(value, bool) and math.isfinite(value)",
         "and math.isfinite(value)",
         ("tests/cli/test_compare.py::test_json_true_is_not_the_row_id_1",),
@@ -151,7 +151,7 @@ IN_THE_COMMANDS = [
         "compare-silent-disagreement",
         "an interval that excludes 0 beside a p above alpha gets no word",
         "story_quality/evaluation/comparison.py",
-        "if excludes_zero != (pair.test.p_paired_bootstrap < 1 - level):",
+        "if excludes_zero != (test.p_paired_bootstrap < 1 - level):",
         "if False:",
         (
             "tests/cli/test_compare.py::test_one_shared_row_is_refused_and_an_interval_that_disagrees_with_p_gets_a_word",

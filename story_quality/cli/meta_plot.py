@@ -15,9 +15,9 @@ import pathlib
 import numpy as np
 
 from story_quality.cli.plot import PLOT_EXTRA
-from story_quality.evaluation.meta_reading import MetaEvaluationError
-from story_quality.evaluation.meta_report import MetaEvaluation
+from story_quality.evaluation.meta_results import MetaEvaluation
 from story_quality.evaluation.meta_statistics import Estimate
+from story_quality.score_file.rows import ScoreFileError
 
 COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
            "tab:olive", "tab:cyan", "tab:gray"]  # fmt: skip
@@ -68,7 +68,7 @@ def plot_meta_evaluation(evaluation: MetaEvaluation, path: str | pathlib.Path, s
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise MetaEvaluationError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
+        raise ScoreFileError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
     count = len(evaluation.metrics)
     columns = min(count, 3)
     rows = math.ceil(count / columns)
