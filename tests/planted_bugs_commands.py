@@ -124,6 +124,24 @@ IN_THE_COMMANDS = [
         ("tests/cli/test_compare.py::test_values_no_score_file_holds_are_named",),
     ),
     Mutation(
+        "compare-signature-removed",
+        "a row that records its input's size but lost its signature passes under another file's signature",
+        "story_quality/score_file/reading.py",
+        'if INPUT_ROWS in record and "signature" not in record:',
+        "if False:",
+        (
+            "tests/score_file/test_score_file_reading.py::test_a_signature_removed_under_another_files_header_is_refused",
+        ),
+    ),
+    Mutation(
+        "compare-parts-out-of-range",
+        "a GRUEN part outside its range (redundancy 42) is read when another column is compared",
+        "story_quality/score_file/reading.py",
+        "        for column in entry.score_ranges:",
+        "        for column in ():",
+        ("tests/score_file/test_score_file_reading.py",),
+    ),
+    Mutation(
         "compare-identity-as-score",
         "--score-column index is compared as a score",
         "story_quality/score_file/reading.py",
