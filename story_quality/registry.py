@@ -5,8 +5,9 @@ spec (:mod:`story_quality.options`: compute's checks, the scorer's keywords, the
 the card's table), how to build its scorer, which per-text lists of its result a score file's
 rows hold (and under which name), which keys of its result are the mean of ``scores``, what
 a score in each of its row columns can be, and, for a metric with a human scale, the signature
-parts that scale adds and where ``compare`` finds the held-back human stories' scores. A third metric is its own folder (``story_quality/NAME/``
-with ``options.py`` and ``scorer.py``, ``metrics/NAME/``) and one entry here.
+parts that scale adds and where ``compare`` finds the held-back human stories' scores. A third
+metric is its own folder (``story_quality/NAME/`` with ``options.py`` and ``scorer.py``,
+``metrics/NAME/``) and one entry here.
 
 Nothing here imports torch: a scorer's module is imported when one is built.
 """

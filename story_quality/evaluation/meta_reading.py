@@ -11,10 +11,10 @@ one column cannot be both. Ratings that are all equal are refused when the figur
 A score file is an output of ``story-quality score`` on that ratings file, or any JSON lines
 file with an id and a score: read by the one reader of score files,
 :class:`~story_quality.score_file.ScoreFile` (rows edited after ``score`` sealed them,
-unfinished outputs, scores out of their range and a row id twice are refused there). Its rows are matched to the ratings by the id where the score file carries the
-ratings' id column, else by the row ``index`` ``score`` wrote; every row's ``text_hash`` is
-checked against the rated text (required when matched by index; checked, where a row carries
-one, when matched by id). Anything that does not match (a hash, an id or index the ratings do
+unfinished outputs, scores out of their range and a row id twice are refused there). Its rows
+are matched to the ratings by the id where the score file carries the ratings' id column, else
+by the row ``index`` ``score`` wrote; every row's ``text_hash`` is checked against the rated
+text (required when matched by index; checked, where a row carries one, when matched by id). Anything that does not match (a hash, an id or index the ratings do
 not hold, a rated story no score row covers), and anything wrong in the ratings file, is refused
 with :class:`~story_quality.score_file.ScoreFileError`, naming the file and line.
 """
