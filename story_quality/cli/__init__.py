@@ -3,8 +3,9 @@
 ``score`` (:mod:`story_quality.cli.score`) scores a file of texts with union or gruen, on one
 process or many; ``compare`` (:mod:`story_quality.cli.compare`, its picture in
 :mod:`story_quality.cli.plot`) compares systems' score files; ``meta-evaluate``
-(:mod:`story_quality.cli.meta_evaluate`, its picture in :mod:`story_quality.cli.meta_plot`) measures
-how well metrics agree with human ratings; ``publish-metric``
+(:mod:`story_quality.cli.meta_evaluate`, its table in :mod:`story_quality.cli.meta_report`, its
+picture in :mod:`story_quality.cli.meta_plot`) measures how well metrics agree with human ratings;
+both write their JSON report by ``--json [FILE|-]`` (:mod:`story_quality.cli.json_report`); ``publish-metric``
 (:mod:`story_quality.cli.publish_metric`) stages a metric's folder as a Hugging Face Space; their
 refusals are reported alike, by the one handler of :mod:`story_quality.cli.errors` (one line,
 exit status 2). Each command module has

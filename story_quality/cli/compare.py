@@ -2,6 +2,7 @@
 
     story-quality compare a.jsonl b.jsonl --plot cmp.png
     story-quality compare all.jsonl --system-column system --id-column prompt_id --json
+    story-quality compare a.jsonl b.jsonl --json cmp.json
 
 Each input is an output of ``story-quality score`` (one per system), or one file whose rows name
 their system (``--system-column``). For every system: the number of scored rows, the mean and
@@ -18,20 +19,26 @@ its seal in a file whose rows carry one; an output still being written or with f
 its input had (``--allow-unfinished`` reads it anyway); the same file twice; a score outside the
 metric's range; a score column that is a row's identity; a row id or system name that is not a
 string or a number. For a checkpoint that ships a human scale table, its held-back human stories'
-intervals and distributions are shown beside the systems'.
+intervals and distributions are shown beside the systems'. ``--json`` alone (or ``--json -``) prints
+the comparison as JSON in place of the table; ``--json FILE`` writes it to FILE.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import sys
 
 from story_quality.cli.errors import UsageError, refusal_message
-from story_quality.cli.plot import PLOT_EXTRA, check_plot_path, plot_comparison
+from story_quality.cli.json_report import add_json_flag, check_json_path, to_stdout, write_json
+from story_quality.cli.plot import PLOT_EXTRA, PLOT_SOFTWARE, check_plot_path, plot_comparison
 from story_quality.evaluation import significance
-from story_quality.evaluation.comparison import ID_COLUMN, CompareError, check_settings, compare_files
+from story_quality.evaluation.comparison import ID_COLUMN, Comparison, compare_files
+from story_quality.registry import METRICS
+from story_quality.score_file.claim import same_file
+from story_quality.score_file.rows import ScoreFileError
+
+COMMAND = PLOT_SOFTWARE  # written into the JSON report and the picture: a rerun replaces its own
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -50,7 +57,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--id-column", default=ID_COLUMN, help=f"field that matches rows across systems ({ID_COLUMN})"
     )
     parser.add_argument(
-        "--score-column", help="field holding the score (default: the metric's, union or gruen)"
+        "--score-column", help=f"field holding the score (default: the metric's, {' or '.join(METRICS)})"
     )
     parser.add_argument(
         "--resamples", type=int, default=significance.DEFAULT_RESAMPLES,
@@ -69,7 +76,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="compare an output story-quality score is still writing or left short of its input (refused "
         "otherwise)",
     )  # fmt: skip
-    parser.add_argument("--json", action="store_true", help="print the comparison as JSON, for machines")
+    add_json_flag(parser, "the comparison")
     parser.add_argument(
         "--plot", type=pathlib.Path, help=f"also draw the systems' scores into this .png ({PLOT_EXTRA})"
     )
@@ -80,23 +87,68 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     """Nothing beyond argparse's own checks: the settings are checked (exit 2) when the command runs."""
 
 
+def comparison_table(comparison: Comparison) -> str:
+    """The comparison as text for people: each system's mean and interval, each pair's tests, notes."""
+    level = f"{comparison.confidence:.0%}"
+    lines = [
+        f"signature: {comparison.signature}",
+        f"{comparison.score_column}: mean and {level} bootstrap interval "
+        f"({comparison.resamples} resamples, seed {comparison.seed})",
+        "",
+    ]
+    rows = [*comparison.systems, *comparison.human]
+    width = max(len("system"), *(len(s.name) for s in rows))
+    lines.append(f"{'system':<{width}}  {'n':>6}  {'mean':>7}  {level} interval")
+    for result in rows:
+        interval = result.interval
+        lines.append(
+            f"{result.name:<{width}}  {result.n:>6}  {interval.estimate:>7.4f}  "
+            f"[{interval.low:.4f}, {interval.high:.4f}]"
+        )
+    if comparison.human_table:
+        lines.append(
+            f"(held back: the human stories of the checkpoint's table, sha256:{comparison.human_table[:12]})"
+        )
+    if comparison.pairs:
+        lines += [
+            "",
+            f"paired, on the same rows: difference b - a, its {level} interval, p-values "
+            f"(the smallest {comparison.resamples} resamples can give is {1 / (comparison.resamples + 1):.4f})",
+        ]
+        for pair in comparison.pairs:
+            test = pair.result
+            difference = test.difference
+            lines.append(
+                f"{pair.b} - {pair.a}: {difference.estimate:+.4f} [{difference.low:+.4f}, "
+                f"{difference.high:+.4f}], n {test.n}; p = {test.p_paired_bootstrap:.4f} "
+                f"(paired bootstrap), {test.p_approximate_randomization:.4f} (approximate randomization)"
+            )
+    return "\n".join(lines + [f"note: {note}" for note in comparison.notes])
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``story-quality compare``: 0; a refusal raises (one line and 2 from
-    :func:`story_quality.cli.errors.run_and_report`). The comparison is printed before the picture
-    is drawn, so a picture that cannot be written loses nothing else."""
-    check_settings(args.resamples, args.seed, args.confidence)
+    :func:`story_quality.cli.errors.run_and_report`). The comparison is printed (and its report
+    written) before the picture is drawn, so a picture that cannot be written loses nothing else."""
+    significance.check_command_settings(args.resamples, args.seed, args.confidence)
+    check_json_path(args.json, args.inputs, COMMAND)
     if args.plot is not None:
         check_plot_path(args.plot, args.inputs)
+        if args.json is not None and not to_stdout(args.json) and same_file(args.json, args.plot):
+            raise ScoreFileError(f"--json and --plot name the same file {args.json}")
     comparison = compare_files(
         args.inputs, args.score_column, args.id_column, args.system_column,
         args.resamples, args.seed, args.confidence, args.paired, args.allow_unfinished,
     )  # fmt: skip
-    print(json.dumps(comparison.to_dict(), indent=2) if args.json else comparison.table(), flush=True)
+    if not to_stdout(args.json):
+        print(comparison_table(comparison), flush=True)
+    if args.json is not None:
+        write_json(comparison.to_dict(), args.json, COMMAND)
     if args.plot is None:
         return 0
     try:
         plot_comparison(comparison, args.plot)
-    except CompareError:
+    except ScoreFileError:
         raise
     except (OSError, ValueError) as error:
         raise UsageError(

@@ -1,6 +1,7 @@
 """``story-quality meta-evaluate``: how well do metrics agree with *your* raters?
 
     story-quality meta-evaluate ratings.jsonl union.jsonl gruen.jsonl --json meta.json --plot meta.png
+    story-quality meta-evaluate ratings.jsonl union.jsonl --json     (the report printed, as JSON)
 
 RATINGS is a JSONL, JSON or CSV file with a text and a rating a row (the column --rating-column,
 human by default): one number, or a list of numbers, one per rater (null where a rater gave none);
@@ -28,22 +29,21 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import pathlib
 import sys
 
-from story_quality.cli.errors import report
+from story_quality.cli.errors import UsageError, refusal_message
+from story_quality.cli.json_report import add_json_flag, check_json_path, to_stdout, write_json
+from story_quality.cli.meta_report import evaluation_table
 from story_quality.cli.plot import PLOT_EXTRA, check_plot_path
 from story_quality.evaluation import significance
-from story_quality.evaluation.comparison import CompareError
-from story_quality.evaluation.meta_reading import MetaEvaluationError
-from story_quality.score_file.claim import check_folder, refuse_inputs, same_file
+from story_quality.evaluation.meta_results import MetaEvaluation
+from story_quality.score_file.claim import same_file
 from story_quality.score_file.rows import ScoreFileError
 
-# Written into every JSON report (under WRITTEN_BY) and every picture, so that a rerun may replace
-# its own report and picture and nothing else.
+# Written into every JSON report file and every picture, so that a rerun may replace its own
+# report and picture and nothing else.
 COMMAND = "story-quality meta-evaluate"
-WRITTEN_BY = "written_by"
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -78,12 +78,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--confidence", type=float, default=significance.DEFAULT_CONFIDENCE, help="interval level (0.95)"
     )
-    parser.add_argument(
-        "--json",
-        type=pathlib.Path,
-        metavar="FILE",
-        help="also write every figure, interval and n to this file",
-    )
+    add_json_flag(parser, "every figure, interval and n")
     parser.add_argument(
         "--plot",
         type=pathlib.Path,
@@ -97,35 +92,21 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     """Nothing beyond argparse's own checks: the settings are checked (exit 2) when the command runs."""
 
 
-def check_json_path(path: pathlib.Path, inputs: list[pathlib.Path]) -> None:
-    """Before any work: the report's folder exists, it is no input, and only a report this command wrote is replaced."""
-    try:
-        check_folder(path, "--json")
-        refuse_inputs(path, inputs, "--json")
-    except ScoreFileError as error:
-        raise MetaEvaluationError(str(error)) from None
-    if path.exists():
-        try:
-            written = json.loads(path.read_text(encoding="utf-8")).get(WRITTEN_BY) == COMMAND
-        except (ValueError, AttributeError, UnicodeDecodeError):
-            written = False
-        if not written:
-            raise MetaEvaluationError(
-                f"--json {path} exists and was not written by {COMMAND}; it is left alone"
-            )
-
-
 def _check_outputs(args: argparse.Namespace) -> None:
     inputs = [args.ratings, *args.scores]
-    if args.json is not None:
-        check_json_path(args.json, inputs)
+    check_json_path(args.json, inputs, COMMAND)
     if args.plot is not None:
         check_plot_path(args.plot, inputs, software=COMMAND)
-    if args.json is not None and args.plot is not None and same_file(args.json, args.plot):
-        raise MetaEvaluationError(f"--json and --plot name the same file {args.json}")
+    if (
+        args.json is not None
+        and args.plot is not None
+        and not to_stdout(args.json)
+        and same_file(args.json, args.plot)
+    ):
+        raise ScoreFileError(f"--json and --plot name the same file {args.json}")
 
 
-def _evaluate(args: argparse.Namespace):
+def _evaluate(args: argparse.Namespace) -> MetaEvaluation:
     from tqdm.auto import tqdm
 
     from story_quality.evaluation.meta_evaluation import meta_evaluate_files
@@ -140,26 +121,26 @@ def _evaluate(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``story-quality meta-evaluate``: 0, or 2 with one line naming what is wrong. The table is
-    printed before the report and the picture are written, so a failed write loses nothing else."""
-    try:
-        _check_outputs(args)
-        evaluation = _evaluate(args)
-    except (MetaEvaluationError, CompareError) as error:
-        return report(COMMAND, str(error))
-    print(evaluation.table(), flush=True)
+    """Run ``story-quality meta-evaluate``: 0; a refusal raises (one line and 2 from
+    :func:`story_quality.cli.errors.run_and_report`). The table (or the JSON report) is printed before
+    the report and the picture are written, so a failed write loses nothing else."""
+    significance.check_command_settings(args.resamples, args.seed, args.confidence)
+    _check_outputs(args)
+    evaluation = _evaluate(args)
+    if not to_stdout(args.json):
+        print(evaluation_table(evaluation), flush=True)
     try:
         if args.json is not None:
-            text = json.dumps({WRITTEN_BY: COMMAND, **evaluation.to_dict()}, indent=2, allow_nan=False)
-            args.json.write_text(text + "\n", encoding="utf-8")
-            print(f"report: {args.json}", file=sys.stderr)
+            write_json(evaluation.to_dict(), args.json, COMMAND)
         if args.plot is not None:
             from story_quality.cli.meta_plot import plot_meta_evaluation
 
             plot_meta_evaluation(evaluation, args.plot, software=COMMAND)
             print(f"picture: {args.plot}", file=sys.stderr)
-    except MetaEvaluationError as error:
-        return report(COMMAND, str(error))
+    except ScoreFileError:
+        raise
     except (OSError, ValueError) as error:
-        return report(COMMAND, f"the report or picture could not be written ({error}); the table is above")
+        raise UsageError(
+            f"the report or picture could not be written ({refusal_message(error)}); the table is above"
+        ) from None
     return 0

@@ -15,9 +15,9 @@ import pathlib
 import numpy as np
 
 from story_quality.cli.plot import PLOT_EXTRA
-from story_quality.evaluation.meta_reading import MetaEvaluationError
-from story_quality.evaluation.meta_report import MetaEvaluation
+from story_quality.evaluation.meta_results import MetaEvaluation
 from story_quality.evaluation.meta_statistics import Estimate
+from story_quality.score_file.rows import ScoreFileError
 
 COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
            "tab:olive", "tab:cyan", "tab:gray"]  # fmt: skip
@@ -68,7 +68,7 @@ def plot_meta_evaluation(evaluation: MetaEvaluation, path: str | pathlib.Path, s
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise MetaEvaluationError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
+        raise ScoreFileError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
     count = len(evaluation.metrics)
     columns = min(count, 3)
     rows = math.ceil(count / columns)
@@ -82,10 +82,12 @@ def plot_meta_evaluation(evaluation: MetaEvaluation, path: str | pathlib.Path, s
     if evaluation.item_systems is not None:
         figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8, frameon=False,
                       title="system (diamond: its mean score at its mean rating)", title_fontsize=8)  # fmt: skip
+    # One panel is narrower than the heading on one line: it takes two there, and the room for them.
     figure.suptitle(
-        f"{evaluation.n} rated stories: each metric against the ratings "
+        f"{evaluation.n} rated stories: each metric against the ratings{chr(10) if columns == 1 else ' '}"
         f"({evaluation.confidence:.0%} bootstrap intervals)",
         fontsize=9,
     )
-    figure.tight_layout(rect=(0, 0.08 if evaluation.item_systems is not None else 0, 1, 0.97))
+    top = 0.94 if columns == 1 else 0.97
+    figure.tight_layout(rect=(0, 0.08 if evaluation.item_systems is not None else 0, 1, top))
     figure.savefig(path, dpi=120, metadata={"Software": software})

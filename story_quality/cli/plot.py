@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from story_quality.evaluation.comparison import CompareError, Comparison, SystemResult
+from story_quality.evaluation.comparison import Comparison, SystemResult
 from story_quality.score_file.claim import refuse_unusable_name, same_file
 from story_quality.score_file.rows import ScoreFileError
 from story_quality.signature import Signature
@@ -29,23 +29,20 @@ def check_plot_path(
     """Before any work: the picture's folder exists, it is no input, and only a picture ``software``
     (the command) wrote is replaced."""
     if path.suffix.lower() != ".png":
-        raise CompareError(f"--plot {path}: the picture is a .png file")
-    try:
-        refuse_unusable_name(path, "--plot", ".png file")
-    except ScoreFileError as error:
-        raise CompareError(str(error)) from None
+        raise ScoreFileError(f"--plot {path}: the picture is a .png file")
+    refuse_unusable_name(path, "--plot", ".png file")
     if not path.parent.is_dir():
-        raise CompareError(f"--plot {path}: the folder {path.parent} does not exist")
+        raise ScoreFileError(f"--plot {path}: the folder {path.parent} does not exist")
     if path.is_dir():
-        raise CompareError(f"--plot {path} is a folder; name a .png file")
+        raise ScoreFileError(f"--plot {path} is a folder; name a .png file")
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise CompareError(
+        raise ScoreFileError(
             f"--plot {path}: cannot be written (the folder {path.parent} or the file is read-only)"
         )
     if any(same_file(path, pathlib.Path(source)) for source in inputs):
-        raise CompareError(f"--plot {path} is one of the inputs")
+        raise ScoreFileError(f"--plot {path} is one of the inputs")
     if path.exists() and software.encode() not in path.read_bytes()[:4096]:
-        raise CompareError(f"--plot {path} exists and was not written by {software}; it is left alone")
+        raise ScoreFileError(f"--plot {path} exists and was not written by {software}; it is left alone")
 
 
 def _quartile_box(axes, row: int, scores: np.ndarray, colour: str) -> None:
@@ -83,7 +80,7 @@ def plot_comparison(comparison: Comparison, path: str | pathlib.Path) -> None:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise CompareError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
+        raise ScoreFileError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
     rows = [*comparison.systems, *comparison.human]
     colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
     figure = Figure(figsize=(9, 1.5 + 0.75 * len(rows) + 0.22 * len(comparison.pairs[:6])))
@@ -98,7 +95,7 @@ def plot_comparison(comparison: Comparison, path: str | pathlib.Path) -> None:
     if comparison.human:
         axes.axhline(len(comparison.systems) - 0.5, color="0.7", linewidth=0.8, linestyle="--")
     parsed = Signature.parse_or_none(comparison.signature)
-    label = (parsed.get("checkpoint") or "") if parsed is not None and parsed.metric == "union" else ""
+    label = (parsed.get("checkpoint") or "") if parsed is not None else ""
     axes.set_xlabel(f"{comparison.score_column} score {f'({label})' if label else ''}")
     axes.grid(axis="x", alpha=0.3)
     axes.set_title(
@@ -107,9 +104,9 @@ def plot_comparison(comparison: Comparison, path: str | pathlib.Path) -> None:
         fontsize=9,
     )
     lines = [
-        f"{p.b} - {p.a}: {p.test.difference.estimate:+.3f} [{p.test.difference.low:+.3f}, "
-        f"{p.test.difference.high:+.3f}], p = {p.test.p_paired_bootstrap:.4f} (paired bootstrap), "
-        f"{p.test.p_approximate_randomization:.4f} (approximate randomization)"
+        f"{p.b} - {p.a}: {p.result.difference.estimate:+.3f} [{p.result.difference.low:+.3f}, "
+        f"{p.result.difference.high:+.3f}], p = {p.result.p_paired_bootstrap:.4f} (paired bootstrap), "
+        f"{p.result.p_approximate_randomization:.4f} (approximate randomization)"
         for p in comparison.pairs[:6]
     ]
     if lines:

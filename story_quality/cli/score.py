@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import os
 import pathlib
@@ -35,6 +34,7 @@ from story_quality.process_group import leave_process_group, process_group_open
 from story_quality.registry import METRICS, REGISTRY, option_specs
 from story_quality.score_file import rows as file_rows
 from story_quality.score_file.claim import claim_output
+from story_quality.score_file.reading import ScoreFile
 from story_quality.score_file.resume import read_sealed_rows
 from story_quality.signature import Signature
 from story_quality.text_checks import has_word, is_blank
@@ -365,13 +365,11 @@ def score_rows(
 
 
 def summarise(args: argparse.Namespace, summary: dict[str, Any]) -> str:
+    """The run's last line: the texts scored (read back from --output by the one reader of score
+    files), their mean main score, and the rows each process scored."""
     key = REGISTRY[args.metric].row_keys.get("scores", args.metric)  # the row field of the main score
-    values = []
-    with args.output.open(encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            if key in record:
-                values.append(record[key])
+    written = ScoreFile.read(args.output)
+    values = [row.score for row in written.scored_rows(key, "index") if row.score is not None]
     mean = sum(values) / len(values) if values else math.nan
     counts = summary["counts"]
     return (

@@ -26,14 +26,9 @@ from typing import Any
 import numpy as np
 
 from story_quality.evaluation import correlation, meta_figures, significance
-from story_quality.evaluation.meta_reading import (
-    MetaEvaluationError,
-    MetricScores,
-    Ratings,
-    read_all_scores,
-    read_ratings,
-)
-from story_quality.evaluation.meta_report import MetaEvaluation, MetricResult, PairFigure, PairResult
+from story_quality.evaluation.comparison import PairResult
+from story_quality.evaluation.meta_reading import MetricScores, Ratings, read_all_scores, read_ratings
+from story_quality.evaluation.meta_results import MetaEvaluation, MetricResult, PairFigure
 from story_quality.evaluation.meta_statistics import (
     Design,
     bootstrap,
@@ -43,6 +38,7 @@ from story_quality.evaluation.meta_statistics import (
     rank_groups,
     rater_ceiling,
 )  # fmt: skip
+from story_quality.score_file.rows import ScoreFileError
 
 CEILING = "raters (leave one out)"
 
@@ -97,7 +93,12 @@ def _pair(a: np.ndarray, b: np.ndarray, samples: np.ndarray, design: Design, nam
     return figures
 
 
-def _rank(metrics: list[MetricResult], pairs: list[PairResult], names: list[str], alpha: float) -> None:
+def _rank(
+    metrics: list[MetricResult],
+    pairs: list[PairResult[dict[str, PairFigure]]],
+    names: list[str],
+    alpha: float,
+) -> None:
     """Each metric's group per figure, when more than two metrics are compared."""
     if len(metrics) < 3:
         return
@@ -106,7 +107,7 @@ def _rank(metrics: list[MetricResult], pairs: list[PairResult], names: list[str]
         p_values = np.full((len(metrics), len(metrics)), math.nan)
         for pair in pairs:
             i, j = position[pair.a], position[pair.b]
-            p_values[i, j] = p_values[j, i] = pair.figures[name].p_permutation
+            p_values[i, j] = p_values[j, i] = pair.result[name].p_permutation
         groups = rank_groups([metric.figures[name].estimate for metric in metrics], p_values, alpha)
         for metric, group in zip(metrics, groups, strict=True):
             metric.rank[name] = group
@@ -118,13 +119,13 @@ def _kept(ratings: Ratings, metrics: Sequence[MetricScores]) -> tuple[np.ndarray
     scored = np.all([np.isfinite(metric.scores) for metric in metrics], axis=0)
     keep = rated & scored
     if keep.sum() < meta_figures.MIN_ITEMS:
-        raise MetaEvaluationError(
+        raise ScoreFileError(
             f"{ratings.path}: {int(keep.sum())} rows have a rating and every metric's score; at least "
             f"{meta_figures.MIN_ITEMS} are needed"
         )
     if np.ptp(ratings.human[keep]) == 0:
         rating = ratings.human[keep][0]
-        raise MetaEvaluationError(
+        raise ScoreFileError(
             f"{ratings.path}: every rating is {int(rating) if rating.is_integer() else rating} on the "
             f"{int(keep.sum())} rated and scored rows; agreement with ratings that never differ is undefined"
         )
@@ -212,14 +213,6 @@ def _notes(design: Design) -> list[str]:
     return notes
 
 
-def check_settings(resamples: int, seed: int, confidence: float) -> None:
-    """``--resamples``, ``--seed`` and ``--confidence``, or a usage error naming the option."""
-    try:
-        significance.check_command_settings(resamples, seed, confidence)
-    except ValueError as error:
-        raise MetaEvaluationError(str(error)) from None
-
-
 def meta_evaluate_files(
     ratings_path: str | pathlib.Path,
     score_paths: Sequence[str | pathlib.Path],
@@ -236,10 +229,11 @@ def meta_evaluate_files(
     progress: Callable[..., Any] | None = None,
 ) -> MetaEvaluation:
     """Read the ratings and the score files, and meta-evaluate (see :func:`meta_evaluate`).
-    Raises :class:`MetaEvaluationError` naming the file and line for anything it cannot read."""
-    check_settings(resamples, seed, confidence)
+    Raises :class:`~story_quality.score_file.ScoreFileError` naming the file and line for anything it
+    cannot read or match, a ``ValueError`` naming the setting for a bad resamples, seed or confidence."""
+    significance.check_command_settings(resamples, seed, confidence)
     if not score_paths:
-        raise MetaEvaluationError("no score file: name one or more metrics' score files")
+        raise ScoreFileError("no score file: name one or more metrics' score files")
     ratings = read_ratings(pathlib.Path(ratings_path), rating_column, text_column, id_column, system_column,
                            group_column, required)  # fmt: skip
     metrics = read_all_scores([pathlib.Path(path) for path in score_paths], ratings, id_column, score_column)

@@ -9,14 +9,14 @@ system or group given as 1 and as 1.0 is one, as 1 and as "1" is refused (one or
 one column cannot be both. Ratings that are all equal are refused when the figures are computed.
 
 A score file is an output of ``story-quality score`` on that ratings file, or any JSON lines
-file with an id and a score: read by :mod:`story_quality.score_file`'s reader (rows
-edited after ``score`` sealed them, unfinished outputs and scores out of their range are
-refused there). Its rows are matched to the ratings by the id where the score file carries the
-ratings' id column, else by the row ``index`` ``score`` wrote; every row's ``text_hash`` is
-checked against the rated text (required when matched by index; checked, where a row carries
-one, when matched by id). Anything that does not match (a hash, an id or index the ratings do
-not hold, a row twice, a rated story no score row covers) is refused with
-:class:`MetaEvaluationError`, naming the file and line.
+file with an id and a score: read by the one reader of score files,
+:class:`~story_quality.score_file.ScoreFile` (rows edited after ``score`` sealed them,
+unfinished outputs, scores out of their range and a row id twice are refused there). Its rows
+are matched to the ratings by the id where the score file carries the ratings' id column, else
+by the row ``index`` ``score`` wrote; every row's ``text_hash`` is checked against the rated
+text (required when matched by index; checked, where a row carries one, when matched by id). Anything that does not match (a hash, an id or index the ratings do
+not hold, a rated story no score row covers), and anything wrong in the ratings file, is refused
+with :class:`~story_quality.score_file.ScoreFileError`, naming the file and line.
 """
 
 from __future__ import annotations
@@ -33,18 +33,8 @@ import numpy as np
 
 from story_quality import input_files
 from story_quality.score_file.claim import same_file
-from story_quality.score_file.reading import (
-    check_finished,
-    file_signature,
-    json_rows,
-    parsed_signature,
-    row_score,
-)
-from story_quality.score_file.rows import IDENTITY_FIELDS, TEXT_HASH, ScoreFileError, text_hash
-
-
-class MetaEvaluationError(ValueError):
-    """A bad file, row or option: the message names it (exit status 2)."""
+from story_quality.score_file.reading import ScoredRow, ScoreFile, row_key
+from story_quality.score_file.rows import TEXT_HASH, ScoreFileError, text_hash
 
 
 @dataclass
@@ -95,13 +85,13 @@ def _number(value: Any, where: str, column: str) -> float:
         try:
             value = float(value)
         except ValueError:
-            raise MetaEvaluationError(f"{where}: {column} is {value[:40]!r}, not a number") from None
+            raise ScoreFileError(f"{where}: {column} is {value[:40]!r}, not a number") from None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise MetaEvaluationError(
+        raise ScoreFileError(
             f"{where}: {column} is {json.dumps(value)[:40]}, not a number or a list of numbers"
         )
     if not math.isfinite(float(value)):
-        raise MetaEvaluationError(f"{where}: {column} is {value}, not a finite number")
+        raise ScoreFileError(f"{where}: {column} is {value}, not a finite number")
     return float(value)
 
 
@@ -111,22 +101,12 @@ def _rating(value: Any, where: str, column: str) -> list[float] | float:
         try:
             value = json.loads(value)
         except json.JSONDecodeError as error:
-            raise MetaEvaluationError(f"{where}: {column} is not a valid JSON list ({error.msg})") from None
+            raise ScoreFileError(f"{where}: {column} is not a valid JSON list ({error.msg})") from None
     if isinstance(value, list):
         if not value:
-            raise MetaEvaluationError(f"{where}: {column} is an empty list; give one rating per rater")
+            raise ScoreFileError(f"{where}: {column} is an empty list; give one rating per rater")
         return [_number(item, where, column) for item in value]
     return _number(value, where, column)
-
-
-def _key(value: Any, where: str, column: str) -> Any:
-    if isinstance(value, str) or (
-        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    ):
-        return value
-    raise MetaEvaluationError(
-        f"{where}: {column} is {json.dumps(value, default=repr)[:40]}; it must be a string or a number"
-    )
 
 
 def _column(
@@ -138,12 +118,12 @@ def _column(
     present = [column in row and row[column] is not None for _, row in rows]
     if not any(present):
         if required:
-            raise MetaEvaluationError(f"{path}: no row has a {column!r} field (named by the option)")
+            raise ScoreFileError(f"{path}: no row has a {column!r} field (named by the option)")
         return None
     for (where, _), has in zip(rows, present, strict=True):
         if not has:
-            raise MetaEvaluationError(f"{where}: no {column!r} field, while other rows have one")
-    return [_key(row[column], where, column) for where, row in rows]
+            raise ScoreFileError(f"{where}: no {column!r} field, while other rows have one")
+    return [row_key(where, row[column], column) for where, row in rows]
 
 
 def _names(rows: list[tuple[str, dict]], values: list[Any] | None, column: str | None) -> list[Any] | None:
@@ -160,7 +140,7 @@ def _names(rows: list[tuple[str, dict]], values: list[Any] | None, column: str |
         seen = first.setdefault(str(value), (value, where))
         if isinstance(seen[0], str) != isinstance(value, str):
             kinds = ("string", "number") if isinstance(value, str) else ("number", "string")
-            raise MetaEvaluationError(
+            raise ScoreFileError(
                 f"{where}: {column} {value!r} is a {kinds[0]} while {seen[1]} gives the {kinds[1]} "
                 f"{seen[0]!r}: refused, not counted as one {column} or two; write each {column} one way"
             )
@@ -169,15 +149,15 @@ def _names(rows: list[tuple[str, dict]], values: list[Any] | None, column: str |
 
 def _records(path: pathlib.Path) -> input_files.Records:
     if path.suffix.lower() not in input_files.RATING_SUFFIXES:
-        raise MetaEvaluationError(
+        raise ScoreFileError(
             f"{path}: a ratings file is {', '.join(input_files.RATING_SUFFIXES)} (a rating a row)"
         )
     try:
         return input_files.read_records(path)
     except FileNotFoundError:
-        raise MetaEvaluationError(f"{path}: no such file") from None
+        raise ScoreFileError(f"{path}: no such file") from None
     except (OSError, ValueError) as error:
-        raise MetaEvaluationError(str(error)) from None
+        raise ScoreFileError(str(error)) from None
 
 
 def _rater_matrix(
@@ -190,14 +170,14 @@ def _rater_matrix(
     if not given or not isinstance(given[0][1], list):
         for where, rating in given:
             if isinstance(rating, list):
-                raise MetaEvaluationError(f"{where}: {column} is a list while {given[0][0]} gives one number")
+                raise ScoreFileError(f"{where}: {column} is a list while {given[0][0]} gives one number")
         return None
     first, width = given[0][0], len(given[0][1])
     for where, rating in given:
         if not isinstance(rating, list):
-            raise MetaEvaluationError(f"{where}: {column} is one number while {first} gives a list per rater")
+            raise ScoreFileError(f"{where}: {column} is one number while {first} gives a list per rater")
         if len(rating) != width:
-            raise MetaEvaluationError(
+            raise ScoreFileError(
                 f"{where}: {column} lists {len(rating)} ratings while {first} lists {width}; give every row "
                 "one rating per rater, null where a rater gave none"
             )
@@ -216,27 +196,23 @@ def read_ratings(
     """The ratings file's rows. ``required`` names the optional columns the user asked for by name
     (``"system"``, ``"group"``, ``"id"``): absent from every row, they are refused, not left out."""
     if system_column is not None and system_column == group_column:
-        raise MetaEvaluationError(
+        raise ScoreFileError(
             f"{path}: --system-column and --group-column both name {system_column!r}; a story's system "
             "(generator) and its group (prompt) are two columns"
         )
     records = _records(path)
     rows = [(f"{path}:{line}", row) for row, line in zip(records.rows, records.lines, strict=True)]
     if not rows:
-        raise MetaEvaluationError(f"{path}: no rows")
+        raise ScoreFileError(f"{path}: no rows")
     texts, ratings = [], []
     for where, row in rows:
         if None in row:
-            raise MetaEvaluationError(f"{where}: more fields than the header names")
+            raise ScoreFileError(f"{where}: more fields than the header names")
         if rating_column not in row:
-            raise MetaEvaluationError(
-                f"{where}: no {rating_column!r} field (--rating-column names the rating)"
-            )
+            raise ScoreFileError(f"{where}: no {rating_column!r} field (--rating-column names the rating)")
         if not isinstance(row.get(text_column), str):
             problem = "no" if row.get(text_column) is None else "a non-text"
-            raise MetaEvaluationError(
-                f"{where}: {problem} {text_column!r} field (--text-column names the text)"
-            )
+            raise ScoreFileError(f"{where}: {problem} {text_column!r} field (--text-column names the text)")
         texts.append(row[text_column])
         ratings.append(_rating(row[rating_column], where, rating_column))
     raters = _rater_matrix(ratings, rows, rating_column)
@@ -250,7 +226,7 @@ def read_ratings(
         seen: dict[Any, str] = {}
         for (where, _), key in zip(rows, ids, strict=True):
             if key in seen:
-                raise MetaEvaluationError(f"{where}: {id_column} {key!r} was already given at {seen[key]}")
+                raise ScoreFileError(f"{where}: {id_column} {key!r} was already given at {seen[key]}")
             seen[key] = where
     return Ratings(
         path, records.lines, texts, human, raters, ids,
@@ -259,61 +235,29 @@ def read_ratings(
     )  # fmt: skip
 
 
-def _score_column(
-    path: pathlib.Path,
-    rows: list[tuple[int, dict]],
-    signature: str | None,
-    score_column: str | None,
-    id_column: str | None,
-) -> str:
-    """The score's field: as named, else the metric the signature names, else the one numeric field
-    of an unsigned file that is not a row's identity."""
-    if score_column is not None:
-        if score_column in {*IDENTITY_FIELDS, id_column}:
-            raise MetaEvaluationError(
-                f"--score-column {score_column}: that field says which row a score belongs to; it is not a score"
-            )
-        return score_column
-    if signature is not None:
-        return parsed_signature(path, signature).metric
-    identity = {*IDENTITY_FIELDS, id_column}
-    numeric = {key for _, record in rows for key, value in record.items()
-               if key not in identity and isinstance(value, int | float) and not isinstance(value, bool)}  # fmt: skip
-    if len(numeric) != 1:
-        found = (
-            f"its numeric fields are {', '.join(sorted(numeric))}" if numeric else "it has no numeric field"
-        )
-        raise MetaEvaluationError(
-            f"{path} carries no signature and {found}: name the score's field with --score-column"
-        )
-    return numeric.pop()
-
-
-def _position(ratings: Ratings, path: pathlib.Path, number: int, record: dict, by_id: str | None) -> int:
+def _position(ratings: Ratings, path: pathlib.Path, row: ScoredRow, by_id: str | None) -> int:
     """The ratings row a score row belongs to, or an error naming both."""
-    where = f"{path}:{number}"
+    where = f"{path}:{row.line}"
+    found = row.fields.get(TEXT_HASH)
     if by_id is not None:
-        key = _key(record[by_id], where, by_id)
-        if key not in ratings.id_positions:
-            raise MetaEvaluationError(f"{where}: {by_id} {key!r} is not in the ratings file {ratings.path}")
-        position = ratings.id_positions[key]
-        found = record.get(TEXT_HASH)
+        if row.key not in ratings.id_positions:
+            raise ScoreFileError(f"{where}: {by_id} {row.key!r} is not in the ratings file {ratings.path}")
+        position = ratings.id_positions[row.key]
         if found is not None and found != text_hash(ratings.texts[position]):
-            raise MetaEvaluationError(
-                f"{where}: {by_id} {key!r} scored another text than line {ratings.lines[position]} of "
+            raise ScoreFileError(
+                f"{where}: {by_id} {row.key!r} scored another text than line {ratings.lines[position]} of "
                 f"{ratings.path} ({TEXT_HASH} {found!r}); the ids do not name the same stories in both files"
             )
         return position
-    index = record.get("index")
+    index = row.key
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(ratings.texts):
-        raise MetaEvaluationError(
+        raise ScoreFileError(
             f"{where}: index {index!r} is not a row of the ratings file {ratings.path} ({len(ratings.texts)} rows); "
             "score the ratings file itself, or give both files an id column"
         )
-    found = record.get(TEXT_HASH)
     if found != text_hash(ratings.texts[index]):
         problem = f"carries no {TEXT_HASH}" if found is None else "scored another text"
-        raise MetaEvaluationError(
+        raise ScoreFileError(
             f"{where}: row {index} {problem} than line {ratings.lines[index]} of {ratings.path} "
             f"({TEXT_HASH} {found!r}); the score file was not written by story-quality score on "
             "this ratings file (give both files an id column to match by id)"
@@ -325,42 +269,26 @@ def read_scores(
     path: pathlib.Path, ratings: Ratings, id_column: str | None = "id", score_column: str | None = None
 ) -> MetricScores:
     """One score file's scores in the ratings' row order, every row matched or refused by name."""
-    try:
-        rows = json_rows(path)
-        check_finished(path, rows)
-        signed = any("signature" in record for _, record in rows)
-        signature = file_signature(path, rows) if signed else None
-        column = _score_column(path, rows, signature, score_column, id_column)
-    except ScoreFileError as error:
-        raise MetaEvaluationError(str(error)) from None
-    by_id = id_column if ratings.ids is not None and any(id_column in record for _, record in rows) else None
+    found = ScoreFile.read(path, signed=False)
+    column = found.score_column(score_column, (id_column,))
+    by_id = (
+        id_column
+        if ratings.ids is not None and any(id_column in record for _, record in found.rows)
+        else None
+    )
     scores = np.full(len(ratings.texts), math.nan)
-    seen: dict[int, int] = {}
-    for number, record in rows:
-        if "index" not in record and (by_id is None or by_id not in record):
-            if column in record:
-                raise MetaEvaluationError(
-                    f"{path}:{number}: a score without {by_id or 'index'!r} to match it by"
-                )
-            continue  # a summary row
-        position = _position(ratings, path, number, record, by_id)
-        if position in seen:
-            raise MetaEvaluationError(
-                f"{path}:{number}: scores line {ratings.lines[position]} of {ratings.path} again (line {seen[position]})"
-            )
-        seen[position] = number
-        try:
-            value = row_score(path, number, record, column)
-        except ScoreFileError as error:
-            raise MetaEvaluationError(str(error)) from None
-        scores[position] = math.nan if value is None else value
-    unmatched = [i for i in range(len(ratings.texts)) if i not in seen]
+    matched = set()
+    for row in found.scored_rows(column, by_id or "index"):
+        position = _position(ratings, path, row, by_id)
+        matched.add(position)
+        scores[position] = math.nan if row.score is None else row.score
+    unmatched = [i for i in range(len(ratings.texts)) if i not in matched]
     if unmatched:
-        raise MetaEvaluationError(
+        raise ScoreFileError(
             f"{ratings.path}:{ratings.lines[unmatched[0]]}: no row of {path} scores this story "
             f"({len(unmatched)} rated rows unscored; matched by {by_id or 'index and text_hash'})"
         )
-    return MetricScores(path.name, str(path), signature, column, scores, by_id or "index")
+    return MetricScores(path.name, str(path), found.signature, column, scores, by_id or "index")
 
 
 def read_all_scores(
@@ -369,12 +297,10 @@ def read_all_scores(
     """Every score file, none of them the ratings file or named twice; names made unique."""
     for i, path in enumerate(paths):
         if same_file(path, ratings.path):
-            raise MetaEvaluationError(f"{path} is the ratings file; name the score files of the metrics")
+            raise ScoreFileError(f"{path} is the ratings file; name the score files of the metrics")
         for other in paths[:i]:
             if same_file(path, other):
-                raise MetaEvaluationError(
-                    f"{other} and {path} are the same file: name each metric's scores once"
-                )
+                raise ScoreFileError(f"{other} and {path} are the same file: name each metric's scores once")
     metrics = [read_scores(path, ratings, id_column, score_column) for path in paths]
     if len({metric.name for metric in metrics}) < len(metrics):
         for metric in metrics:

@@ -23,7 +23,8 @@ ROW_START = b'{"index": '
 
 
 class ScoreFileError(ValueError):
-    """A score file that must not be written, resumed or read: named (file and line), with what to do."""
+    """A score file (or the ratings or report beside it) that must not be written, resumed, read or
+    compared: named (file and line), with what to do. ``compare`` and ``meta-evaluate`` refuse with it."""
 
 
 def text_hash(text: Any) -> str:

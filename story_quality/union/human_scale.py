@@ -38,6 +38,8 @@ from story_quality.signature import Signature, SignatureError
 
 # percentiles= -> the domain of the human stories
 HUMAN_SCALES = {"human-roc": "roc", "human-wp": "wp"}
+# A domain as a row of ``compare`` names it.
+HUMAN_DOMAINS = {"roc": "human ROC stories", "wp": "human WP stories"}
 TABLE_FOLDER = pathlib.Path(__file__).with_name("human_scale_tables")
 
 
@@ -172,6 +174,32 @@ def human_scale_for(label: str) -> HumanScale:
             f"not with {label}: another checkpoint's human stories would give wrong percentiles."
         )
     return table
+
+
+def held_back_rows(
+    signature: Signature, column: str
+) -> tuple[list[tuple[str, np.ndarray]], str | None, list[str]]:
+    """What ``compare`` shows beside the systems of a file with ``signature`` when it compares
+    ``column``: the held-back human stories' raw scores, one row per domain, when the checkpoint
+    ships a table read as the file was; (rows, the table's sha256, notes on why none is shown).
+    A table that is damaged is an error."""
+    if signature.metric != "union" or column != "union":
+        return [], None, []
+    label = signature["checkpoint"]
+    if CheckpointReference.name_in_label(label) not in TABLES:
+        return [], None, [f"no human scale table for {label}; tables exist for {', '.join(TABLES)}"]
+    try:
+        table = human_scale_for(label)
+    except HumanScaleError as error:
+        if "was made with" not in str(error):
+            raise
+        return [], None, [f"no human scale rows: {error}"]
+    if raw_reading(table.signature) != raw_reading(signature):
+        return [], None, [f"no human scale rows: its stories were read as {table.signature}"]
+    rows = [
+        (f"{HUMAN_DOMAINS.get(name, name)} (held back)", scores) for name, scores in table.domains.items()
+    ]
+    return rows, table.sha256, []
 
 
 def human_scale_for_call(scale: str, signature: Signature, checkpoint: CheckpointReference) -> HumanScale:

@@ -50,7 +50,7 @@ def test_each_system_and_pair_equals_the_statistics_on_rows_matched_by_index(tmp
     assert result.systems[1].interval == significance.bootstrap_interval([b[i] for i in shuffled], 200, 3)
     (pair,) = result.pairs
     assert (pair.a, pair.b) == ("a.jsonl", "b.jsonl")
-    assert pair.test == significance.compare_paired(a, b, 200, 3)
+    assert pair.result == significance.compare_paired(a, b, 200, 3)
     assert result.signature == SIGNATURE and result.score_column == "union"
 
 
@@ -65,10 +65,10 @@ def test_id_column_matches_rows_by_their_id_not_their_position(tmp_path):
     second = tmp_path / "b.jsonl"
     second.write_text("".join(json.dumps(row) + "\n" for row in rows))
     by_prompt = comparison.compare_files([first, second], id_column="prompt", resamples=100)
-    assert by_prompt.pairs[0].test == significance.compare_paired(a, b, 100, 0)
+    assert by_prompt.pairs[0].result == significance.compare_paired(a, b, 100, 0)
     by_index = comparison.compare_files([first, second], resamples=100)
-    assert by_index.pairs[0].test.difference.estimate == pytest.approx(np.mean(b) - np.mean(a))
-    assert by_index.pairs[0].test != by_prompt.pairs[0].test
+    assert by_index.pairs[0].result.difference.estimate == pytest.approx(np.mean(b) - np.mean(a))
+    assert by_index.pairs[0].result != by_prompt.pairs[0].result
 
 
 def test_one_file_with_a_system_column_equals_one_file_per_system(tmp_path):
@@ -87,7 +87,7 @@ def test_one_file_with_a_system_column_equals_one_file_per_system(tmp_path):
     )
     assert [s.name for s in together.systems] == ["base", "new"]
     assert [s.interval for s in together.systems] == [s.interval for s in apart.systems]
-    assert together.pairs[0].test == apart.pairs[0].test
+    assert together.pairs[0].result == apart.pairs[0].result
 
 
 def test_another_tools_signature_is_compared_as_an_opaque_label_when_the_column_is_named(tmp_path, capsys):
@@ -100,7 +100,7 @@ def test_another_tools_signature_is_compared_as_an_opaque_label_when_the_column_
     garbage = write_scores(tmp_path / "c.jsonl", system_scores(2), signature="garbage")
     assert cli.main(["compare", str(a), str(garbage), "--score-column", "union", "--resamples", "50"]) == 2
     assert "were scored differently" in capsys.readouterr().err
-    with pytest.raises(comparison.CompareError, match="not an output of story-quality score"):
+    with pytest.raises(score_file.ScoreFileError, match="not an output of story-quality score"):
         comparison.compare_files([a, b])
 
 
@@ -108,7 +108,7 @@ def test_different_signatures_are_refused_naming_both_files(tmp_path):
     other = SIGNATURE.replace("window:48", "window:32")
     first = write_scores(tmp_path / "a.jsonl", system_scores(0))
     second = write_scores(tmp_path / "b.jsonl", system_scores(1), signature=other)
-    with pytest.raises(comparison.CompareError) as error:
+    with pytest.raises(score_file.ScoreFileError) as error:
         comparison.compare_files([first, second])
     message = str(error.value)
     assert f"{first} and {second} were scored differently" in message
@@ -126,7 +126,7 @@ def test_different_rows_are_refused_for_a_paired_test_and_allowed_without_it(tmp
     first = write_scores(tmp_path / "a.jsonl", system_scores(0, 10))
     second = write_scores(tmp_path / "b.jsonl", system_scores(1, 12))
     with pytest.raises(
-        comparison.CompareError,
+        score_file.ScoreFileError,
         match=r"hold different rows: 0 indexs only in the first.*2 only in the second \(first: \[10\]\).*--no-paired",
     ):
         comparison.compare_files([first, second])
@@ -160,7 +160,7 @@ def test_bad_rows_are_named_by_file_and_line(tmp_path, edit, message):
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     edit(rows)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    with pytest.raises(comparison.CompareError, match=message):
+    with pytest.raises(score_file.ScoreFileError, match=message):
         comparison.compare_files([path, write_scores(tmp_path / "b.jsonl", system_scores(1, 5))])
 
 
@@ -175,7 +175,7 @@ def test_a_row_edited_after_score_sealed_it_is_refused_naming_file_and_line(tmp_
     edited = json.loads(lines[2]) | {"union": 0.99}
     path.write_text("\n".join([*lines[:2], json.dumps(edited), *lines[3:]]) + "\n")
     with pytest.raises(
-        comparison.CompareError, match=r"a\.jsonl:3: this row was changed after story-quality score"
+        score_file.ScoreFileError, match=r"a\.jsonl:3: this row was changed after story-quality score"
     ):
         comparison.compare_files([path, other], resamples=40)
 
@@ -186,7 +186,7 @@ def test_the_command_prints_a_table_or_json_and_exits_2_on_a_refusal(tmp_path, c
     assert cli.main(["compare", str(first), str(second), "--resamples", "50", "--seed", "4"]) == 0
     table = capsys.readouterr().out
     expected = comparison.compare_files([first, second], resamples=50, seed=4)
-    assert f"b.jsonl - a.jsonl: {expected.pairs[0].test.difference.estimate:+.4f}" in table
+    assert f"b.jsonl - a.jsonl: {expected.pairs[0].result.difference.estimate:+.4f}" in table
     assert f"{expected.systems[0].interval.estimate:.4f}" in table and "approximate randomization" in table
     assert cli.main(["compare", str(first), str(second), "--resamples", "50", "--seed", "4", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(expected.to_dict()))
@@ -241,7 +241,7 @@ def test_a_checkpoint_with_a_human_table_gets_its_human_rows(tmp_path, monkeypat
         comparison.compare_files(ranked, score_column="percentile", resamples=40).human == []
     )  # not raw scores
     table.write_text(table.read_text().replace('"n": 50', '"n": 51'))
-    with pytest.raises(comparison.CompareError, match="tiny.json is damaged or was changed"):
+    with pytest.raises(score_file.ScoreFileError, match="tiny.json is damaged or was changed"):
         comparison.compare_files(files, resamples=40)
 
 
@@ -296,7 +296,7 @@ def test_a_row_whose_seal_was_deleted_is_refused(tmp_path):
     edited.pop(score_file.ROW_HASH)
     path.write_text("\n".join([json.dumps(edited), *lines[1:]]) + "\n")
     with pytest.raises(
-        comparison.CompareError, match=r"a\.jsonl:1: this row carries no row_hash while the file"
+        score_file.ScoreFileError, match=r"a\.jsonl:1: this row carries no row_hash while the file"
     ):
         comparison.compare_files([path, other], resamples=40)
 
@@ -304,7 +304,9 @@ def test_a_row_whose_seal_was_deleted_is_refused(tmp_path):
 def test_an_unfinished_output_is_refused_unless_asked(tmp_path):
     cut = sealed_scores(tmp_path / "a.jsonl", system_scores(0, 48), input_rows=300)
     other = sealed_scores(tmp_path / "b.jsonl", system_scores(1, 48))
-    with pytest.raises(comparison.CompareError, match=r"a\.jsonl is unfinished: it holds 48 of the 300 rows"):
+    with pytest.raises(
+        score_file.ScoreFileError, match=r"a\.jsonl is unfinished: it holds 48 of the 300 rows"
+    ):
         comparison.compare_files([cut, other], resamples=40)
     result = comparison.compare_files([cut, other], resamples=40, allow_unfinished=True)
     assert result.systems[0].n == 48 and any("--allow-unfinished" in note for note in result.notes)
@@ -314,7 +316,7 @@ def test_an_output_being_written_is_refused(tmp_path):
     path = sealed_scores(tmp_path / "a.jsonl", system_scores(0, 40))
     other = sealed_scores(tmp_path / "b.jsonl", system_scores(1, 40))
     with score_file.claim_output(path):
-        with pytest.raises(comparison.CompareError, match=r"a\.jsonl is still being written .*process"):
+        with pytest.raises(score_file.ScoreFileError, match=r"a\.jsonl is still being written .*process"):
             comparison.compare_files([path, other], resamples=40)
     assert len(comparison.compare_files([path, other], resamples=40).pairs) == 1
 
@@ -329,7 +331,7 @@ def test_percentiles_against_different_human_tables_are_refused(tmp_path):
         path.write_text(
             "".join(score_file.seal({k: v for k, v in row.items() if k != "row_hash"}) for row in rows)
         )
-    with pytest.raises(comparison.CompareError, match="were scored differently"):
+    with pytest.raises(score_file.ScoreFileError, match="were scored differently"):
         comparison.compare_files([roc, wp], score_column="percentile", resamples=40)
     assert len(comparison.compare_files([roc, wp], resamples=40).pairs) == 1  # the raw scores are one scale
 
@@ -338,7 +340,7 @@ def test_the_same_file_twice_is_refused(tmp_path):
     path = write_scores(tmp_path / "a.jsonl", system_scores(0))
     (tmp_path / "link.jsonl").symlink_to(path)
     for second in (path, tmp_path / "." / "a.jsonl", tmp_path / "link.jsonl"):
-        with pytest.raises(comparison.CompareError, match="are the same file"):
+        with pytest.raises(score_file.ScoreFileError, match="are the same file"):
             comparison.compare_files([path, second], resamples=40)
 
 
@@ -367,7 +369,7 @@ def test_json_true_is_not_the_row_id_1(tmp_path):
     rows[0]["signature"], rows[1]["index"] = SIGNATURE, True
     path = tmp_path / "a.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    with pytest.raises(comparison.CompareError, match="index is True"):
+    with pytest.raises(score_file.ScoreFileError, match="index is True"):
         comparison.compare_files(
             [path, write_scores(tmp_path / "b.jsonl", system_scores(1, 3))], resamples=40
         )
@@ -376,7 +378,9 @@ def test_json_true_is_not_the_row_id_1(tmp_path):
 @pytest.mark.parametrize("column", ["index", "line", "text_hash", "input_rows"])
 def test_a_row_identity_is_no_score_column(tmp_path, column):
     files = [write_scores(tmp_path / f"{n}.jsonl", system_scores(i)) for i, n in enumerate("ab")]
-    with pytest.raises(comparison.CompareError, match=f"--score-column {column}: that field says which row"):
+    with pytest.raises(
+        score_file.ScoreFileError, match=f"--score-column {column}: that field says which row"
+    ):
         comparison.compare_files(files, score_column=column, resamples=40)
 
 
@@ -429,7 +433,7 @@ def test_the_comparison_is_printed_when_the_picture_cannot_be_written(tmp_path, 
 def test_one_shared_row_is_refused_and_an_interval_that_disagrees_with_p_gets_a_word(tmp_path):
     first = write_scores(tmp_path / "a.jsonl", [0.1])
     second = write_scores(tmp_path / "b.jsonl", [0.9])
-    with pytest.raises(comparison.CompareError, match="share 1 scored row: a paired test needs at least 2"):
+    with pytest.raises(score_file.ScoreFileError, match="share 1 scored row: a paired test needs at least 2"):
         comparison.compare_files([first, second], resamples=40)
     edge = significance.PairedTest(40, significance.Interval(0.05, 0.001, 0.1, 0.95), 0.08, 0.07)
     (note,) = comparison.pair_notes([comparison.PairResult("a", "b", edge)])

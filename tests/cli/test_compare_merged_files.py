@@ -52,7 +52,7 @@ def test_a_merged_file_with_null_columns_compares_as_the_files_it_was_made_of(tm
     separately = comparison.compare_files(apart, resamples=200, seed=1)
     assert [s.interval for s in together.systems] == [s.interval for s in separately.systems]
     assert [(s.n, s.skipped) for s in together.systems] == [(29, 1), (29, 1)]
-    assert together.pairs[0].test == separately.pairs[0].test
+    assert together.pairs[0].result == separately.pairs[0].result
     assert (
         cli.main(["compare", str(merged), "--system-column", "system", "--json", "--resamples", "200"]) == 0
     )
@@ -68,7 +68,7 @@ def test_a_sealed_row_with_null_columns_added_keeps_its_seal_and_an_edited_one_i
     assert comparison.compare_files([nulls], paired=False, resamples=100).systems[0].n == 10
     edited = [dict(row) for row in json.loads("[" + ",".join(nulls.read_text().splitlines()) + "]")]
     edited[3]["union"] = round(edited[3]["union"], 10)  # what to_json's 10 digits do
-    with pytest.raises(comparison.CompareError) as refused:
+    with pytest.raises(score_file.ScoreFileError) as refused:
         comparison.compare_files([write(tmp_path / "edited.jsonl", edited)], paired=False, resamples=100)
     assert str(refused.value) == (
         f"{tmp_path / 'edited.jsonl'}:4: this row was changed after story-quality score wrote it (its row_hash "
@@ -83,7 +83,7 @@ def test_a_score_row_naming_a_key_twice_is_refused_by_the_one_reader(tmp_path):
     path.write_text(
         f'{{"index": 0, "signature": "{SIGNATURE}", "union": 0.2}}\n{{"index": 1, "union": 0.9, "union": 0.1}}\n'
     )
-    with pytest.raises(comparison.CompareError) as refused:
+    with pytest.raises(score_file.ScoreFileError) as refused:
         comparison.compare_files([path], paired=False, resamples=100)
     assert str(refused.value) == (
         f"{path}:2: the key 'union' appears twice in one object; which value is meant cannot be told (json would "
@@ -95,6 +95,6 @@ def test_a_signature_that_is_not_text_is_named_not_a_type_error(tmp_path):
     rows = score_rows(3, n=5)
     rows[2]["signature"] = 7
     with pytest.raises(
-        comparison.CompareError, match=r":3: signature is 7, not a signature story-quality score wrote"
+        score_file.ScoreFileError, match=r":3: signature is 7, not a signature story-quality score wrote"
     ):
         comparison.compare_files([write(tmp_path / "s.jsonl", rows)], paired=False, resamples=100)

@@ -12,15 +12,11 @@ import pytest
 from scipy import stats
 
 from story_quality import score_file
+from story_quality.cli.meta_report import evaluation_table
 from story_quality.evaluation import correlation, meta_figures
 from story_quality.evaluation.meta_evaluation import meta_evaluate, meta_evaluate_files
-from story_quality.evaluation.meta_reading import (
-    MetaEvaluationError,
-    MetricScores,
-    read_all_scores,
-    read_ratings,
-)
-from story_quality.evaluation.meta_report import PairFigure
+from story_quality.evaluation.meta_reading import MetricScores, read_all_scores, read_ratings
+from story_quality.evaluation.meta_results import PairFigure
 from story_quality.evaluation.meta_statistics import Design, permutation_test
 
 SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
@@ -108,12 +104,12 @@ def test_the_pairs_carry_williams_test_and_the_permutation_test(tmp_path):
         stats.pearsonr(scores[0], human).statistic, stats.pearsonr(scores[1], human).statistic,
         stats.pearsonr(scores[0], scores[1]).statistic, int(keep.sum()), "two-sided",
     )  # fmt: skip
-    assert pair.figures["pooled.pearson"].p_williams == pytest.approx(williams.p_value, rel=1e-9)
+    assert pair.result["pooled.pearson"].p_williams == pytest.approx(williams.p_value, rel=1e-9)
     design = Design(human, np.unique(np.array(ratings.systems)[keep], return_inverse=True)[1],
                     np.unique(np.array(ratings.groups)[keep], return_inverse=True)[1])  # fmt: skip
     p_values = permutation_test(scores[0], scores[1], design, result.figures, 40, 3)
-    np.testing.assert_array_equal([pair.figures[name].p_permutation for name in result.figures], p_values)
-    difference = pair.figures["pooled.kendall"].difference.estimate
+    np.testing.assert_array_equal([pair.result[name].p_permutation for name in result.figures], p_values)
+    difference = pair.result["pooled.kendall"].difference.estimate
     assert difference == pytest.approx(
         result.metrics[0].figures["pooled.kendall"].estimate
         - result.metrics[1].figures["pooled.kendall"].estimate
@@ -130,7 +126,7 @@ def test_more_than_two_metrics_are_grouped_and_the_json_holds_every_figure(tmp_p
     assert [m["signature"] for m in data["metrics"]] == [SIGNATURE] * 3
     assert data["n"] == result.n and len(data["pairs"]) == 3 and data["ceiling"]["kind"] == "ceiling"
     assert set(data["metrics"][0]["figures"]) == set(result.figures)
-    table = result.table()
+    table = evaluation_table(result)
     assert "raters (leave one out)" in table and "group-mean oracle" in table and "Williams p" in table
     assert "between metrics:" in table and not any(line != line.rstrip() for line in table.splitlines())
 
@@ -162,9 +158,10 @@ def test_scores_scaled_by_any_factor_give_the_same_figures_intervals_and_tests(t
     expected = meta_evaluate(ratings, metrics, resamples=40)
     metrics[0].scores = metrics[0].scores * scale
     found = meta_evaluate(ratings, metrics, resamples=40)
-    for mine, theirs in ((found.metrics[0], expected.metrics[0]), (found.pairs[0], expected.pairs[0])):
+    pairs = (found.pairs[0].result, expected.pairs[0].result)
+    for mine, theirs in ((found.metrics[0].figures, expected.metrics[0].figures), pairs):
         for name in expected.figures:
-            one, other = mine.figures[name], theirs.figures[name]
+            one, other = mine[name], theirs[name]
             if isinstance(one, PairFigure):
                 assert one.p_permutation == pytest.approx(other.p_permutation, nan_ok=True)
                 one, other = one.difference, other.difference
@@ -183,20 +180,20 @@ def test_ratings_that_are_all_equal_are_refused(tmp_path):
     ratings = read_ratings(ratings_path)
     metric = MetricScores("m", "m.jsonl", None, "score", np.linspace(0, 1, 10), "id")
     with pytest.raises(
-        MetaEvaluationError, match=r"r.jsonl: every rating is 3 on the 10 rated and scored rows"
+        score_file.ScoreFileError, match=r"r.jsonl: every rating is 3 on the 10 rated and scored rows"
     ):
         meta_evaluate(ratings, [metric], resamples=40)
 
 
 def test_too_few_items_and_bad_settings_are_refused(tmp_path):
     ratings_path, paths = story_set(tmp_path, groups=3)
-    with pytest.raises(MetaEvaluationError, match="--resamples must be from 40"):
+    with pytest.raises(ValueError, match="--resamples must be from 40"):
         meta_evaluate_files(ratings_path, paths, resamples=10)
-    with pytest.raises(MetaEvaluationError, match="--confidence"):
+    with pytest.raises(ValueError, match="--confidence"):
         meta_evaluate_files(ratings_path, paths, confidence=95)
     ratings = read_ratings(ratings_path)
     metric = MetricScores("m", "m.jsonl", None, "score", np.r_[0.1, [math.nan] * 8], "id")
     with pytest.raises(
-        MetaEvaluationError, match="1 rows have a rating and every metric's score; at least 3"
+        score_file.ScoreFileError, match="1 rows have a rating and every metric's score; at least 3"
     ):
         meta_evaluate(ratings, [metric], resamples=40)

@@ -11,12 +11,7 @@ import numpy as np
 import pytest
 
 from story_quality import score_file
-from story_quality.evaluation.meta_reading import (
-    MetaEvaluationError,
-    read_all_scores,
-    read_ratings,
-    read_scores,
-)
+from story_quality.evaluation.meta_reading import read_all_scores, read_ratings, read_scores
 
 SIGNATURE = "union|v0.3.0|checkpoint:tiny@sha256:0123456789ab|norm:none|window:48|long:head|fp32"
 TEXTS = [
@@ -74,7 +69,7 @@ def test_ratings_csv_with_empty_cells_and_json_lists(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text('text,human,system\n"One, two.",3,a\nThree.,,b\nFour.,"[1, 2, null]",a\n')
     with pytest.raises(
-        MetaEvaluationError, match=r"r.csv:4: human is a list while .*r.csv:2 gives one number"
+        score_file.ScoreFileError, match=r"r.csv:4: human is a list while .*r.csv:2 gives one number"
     ):
         read_ratings(path)
     path.write_text('text,human,system\n"One, two.",3,a\nThree.,,b\nFour.,4.5,a\n')
@@ -119,7 +114,7 @@ MALFORMED = [
 def test_every_malformed_ratings_file_is_refused_naming_the_line(tmp_path, content, message):
     path = tmp_path / "r.jsonl"
     path.write_text(content)
-    with pytest.raises(MetaEvaluationError) as error:
+    with pytest.raises(score_file.ScoreFileError) as error:
         read_ratings(path)
     assert message in str(error.value)
 
@@ -136,7 +131,7 @@ def test_every_malformed_ratings_file_is_refused_naming_the_line(tmp_path, conte
 def test_every_malformed_ratings_csv_is_refused_naming_the_line(tmp_path, content, message):
     path = tmp_path / "r.csv"
     path.write_text(content)
-    with pytest.raises(MetaEvaluationError) as error:
+    with pytest.raises(score_file.ScoreFileError) as error:
         read_ratings(path)
     assert message in str(error.value)
 
@@ -144,10 +139,10 @@ def test_every_malformed_ratings_csv_is_refused_naming_the_line(tmp_path, conten
 def test_a_column_asked_for_by_name_must_be_there_and_a_text_file_is_no_ratings_file(tmp_path):
     path = write_jsonl(tmp_path / "r.jsonl", ratings_rows())
     assert read_ratings(path).systems is None
-    with pytest.raises(MetaEvaluationError, match="no row has a 'generator' field"):
+    with pytest.raises(score_file.ScoreFileError, match="no row has a 'generator' field"):
         read_ratings(path, system_column="generator", required=("system",))
     (tmp_path / "r.txt").write_text("a story\n")
-    with pytest.raises(MetaEvaluationError, match=r"r.txt: a ratings file is"):
+    with pytest.raises(score_file.ScoreFileError, match=r"r.txt: a ratings file is"):
         read_ratings(tmp_path / "r.txt")
 
 
@@ -163,20 +158,26 @@ def test_a_score_row_of_another_text_is_refused_naming_both_lines(tmp_path):
     ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
     texts = list(TEXTS)
     texts[2] = "Another story."
-    with pytest.raises(MetaEvaluationError, match=r"s.jsonl:3: row 2 scored another text than line 3 of"):
+    with pytest.raises(
+        score_file.ScoreFileError, match=r"s.jsonl:3: row 2 scored another text than line 3 of"
+    ):
         read_scores(write_score_file(tmp_path / "s.jsonl", texts, [0.5] * 5), ratings)
 
 
 def test_unmatched_and_twice_scored_rows_are_refused(tmp_path):
     ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows()))
     short = write_score_file(tmp_path / "short.jsonl", TEXTS[:4], [0.5] * 4)
-    with pytest.raises(MetaEvaluationError, match=r"r.jsonl:5: no row of .*short.jsonl scores this story"):
+    with pytest.raises(
+        score_file.ScoreFileError, match=r"r.jsonl:5: no row of .*short.jsonl scores this story"
+    ):
         read_scores(short, ratings)
     longer = write_score_file(tmp_path / "long.jsonl", [*TEXTS, "Extra."], [0.5] * 6)
-    with pytest.raises(MetaEvaluationError, match=r"long.jsonl:6: index 5 is not a row of the ratings file"):
+    with pytest.raises(
+        score_file.ScoreFileError, match=r"long.jsonl:6: index 5 is not a row of the ratings file"
+    ):
         read_scores(longer, ratings)
     generic = write_jsonl(tmp_path / "g.jsonl", [{"index": 0, "union": 0.5}])
-    with pytest.raises(MetaEvaluationError, match=r"g.jsonl:1: row 0 carries no text_hash"):
+    with pytest.raises(score_file.ScoreFileError, match=r"g.jsonl:1: row 0 carries no text_hash"):
         read_scores(generic, ratings, score_column="union")
 
 
@@ -191,19 +192,21 @@ def test_a_generic_file_is_matched_by_id_and_its_score_is_its_one_numeric_field(
     assert found.column == "score" and found.signature is None
     two = write_jsonl(tmp_path / "two.jsonl", [{**row, "other": 1} for row in rows])
     with pytest.raises(
-        MetaEvaluationError, match="no signature and its numeric fields are other, score: name"
+        score_file.ScoreFileError, match="no signature and its numeric fields are other, score: name"
     ):
         read_scores(two, ratings)
     assert read_scores(two, ratings, score_column="score").scores.tolist() == found.scores.tolist()
     foreign = write_jsonl(tmp_path / "foreign.jsonl", [{**rows[0], "signature": "mytool"}, *rows[1:]])
-    with pytest.raises(MetaEvaluationError, match="foreign.jsonl: .*not an output of story-quality score"):
+    with pytest.raises(
+        score_file.ScoreFileError, match="foreign.jsonl: .*not an output of story-quality score"
+    ):
         read_scores(foreign, ratings)
     assert read_scores(foreign, ratings, score_column="score").signature == "mytool"
     write_jsonl(path, [*rows, {"id": "q", "score": 1.0}])
-    with pytest.raises(MetaEvaluationError, match=r"g.jsonl:6: id 'q' is not in the ratings file"):
+    with pytest.raises(score_file.ScoreFileError, match=r"g.jsonl:6: id 'q' is not in the ratings file"):
         read_scores(path, ratings, score_column="score")
     write_jsonl(path, [*rows, {"id": "a", "score": 1.0}])
-    with pytest.raises(MetaEvaluationError, match=r"g.jsonl:6: scores line 1 of .* again \(line 5\)"):
+    with pytest.raises(score_file.ScoreFileError, match=r"g.jsonl:6: id 'a' appears twice"):
         read_scores(path, ratings, score_column="score")
 
 
@@ -218,7 +221,8 @@ def test_a_row_matched_by_id_whose_text_hash_is_another_story_is_refused(tmp_pat
     rows[1]["id"], rows[3]["id"] = "d", "b"
     swapped = write_jsonl(tmp_path / "swapped.jsonl", rows)
     with pytest.raises(
-        MetaEvaluationError, match=r"swapped.jsonl:2: id 'd' scored another text than line 4 of .*r.jsonl"
+        score_file.ScoreFileError,
+        match=r"swapped.jsonl:2: id 'd' scored another text than line 4 of .*r.jsonl",
     ):
         read_scores(swapped, ratings)
 
@@ -228,14 +232,16 @@ def test_a_score_column_that_names_a_rows_identity_is_refused(tmp_path, column):
     """As compare refuses it: ``--score-column index`` would meta-evaluate the row numbers."""
     ratings = read_ratings(write_jsonl(tmp_path / "r.jsonl", ratings_rows(id=list("abcde"))))
     path = write_score_file(tmp_path / "s.jsonl", TEXTS, [0.5] * 5)
-    with pytest.raises(MetaEvaluationError, match=f"--score-column {column}: that field says which row"):
+    with pytest.raises(
+        score_file.ScoreFileError, match=f"--score-column {column}: that field says which row"
+    ):
         read_scores(path, ratings, score_column=column)
 
 
 def test_one_column_for_both_system_and_group_is_refused(tmp_path):
     path = write_jsonl(tmp_path / "r.jsonl", ratings_rows(model=list("ababa")))
     with pytest.raises(
-        MetaEvaluationError, match=r"r.jsonl: --system-column and --group-column both name 'model'"
+        score_file.ScoreFileError, match=r"r.jsonl: --system-column and --group-column both name 'model'"
     ):
         read_ratings(path, system_column="model", group_column="model")
 
@@ -243,7 +249,8 @@ def test_one_column_for_both_system_and_group_is_refused(tmp_path):
 def test_a_system_written_once_as_a_number_and_once_as_a_string_is_refused(tmp_path):
     path = write_jsonl(tmp_path / "r.jsonl", ratings_rows(system=[1, "1", 2, 2, 1.0]))
     with pytest.raises(
-        MetaEvaluationError, match=r"r.jsonl:2: system '1' is a string while .*r.jsonl:1 gives the number 1"
+        score_file.ScoreFileError,
+        match=r"r.jsonl:2: system '1' is a string while .*r.jsonl:1 gives the number 1",
     ):
         read_ratings(path)
     write_jsonl(path, ratings_rows(system=[1, 1.0, 2, 2.0, 1], group=["a", "a", "b", "b", "c"]))
@@ -258,10 +265,10 @@ def test_an_edited_score_row_and_the_same_file_twice_are_refused(tmp_path):
     lines[1] = lines[1].replace('"union": 0.5', '"union": 0.9')
     edited = tmp_path / "edited.jsonl"
     edited.write_text("\n".join(lines) + "\n")
-    with pytest.raises(MetaEvaluationError, match=r"edited.jsonl:2: this row was changed"):
+    with pytest.raises(score_file.ScoreFileError, match=r"edited.jsonl:2: this row was changed"):
         read_scores(edited, ratings)
-    with pytest.raises(MetaEvaluationError, match="are the same file"):
+    with pytest.raises(score_file.ScoreFileError, match="are the same file"):
         read_all_scores([path, tmp_path / "." / "s.jsonl"], ratings, "id", None)
-    with pytest.raises(MetaEvaluationError, match="is the ratings file"):
+    with pytest.raises(score_file.ScoreFileError, match="is the ratings file"):
         read_all_scores([ratings.path], ratings, "id", None)
     assert np.isfinite(read_all_scores([path], ratings, "id", None)[0].scores).all()
