@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from score_inputs import REPO, STORIES, run_cli, union_args, write_input
+from score_inputs import REPO, STORIES, compute_result, run_cli, union_args, union_checkpoint, write_input  # noqa: F401 (fixtures)
 
 from story_quality import process_group
 from story_quality.cli import score as score_command
