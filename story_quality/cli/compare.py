@@ -30,8 +30,10 @@ import pathlib
 import sys
 
 from story_quality.cli.errors import UsageError, refusal_message
+from story_quality.cli.flag_spellings import subcommand
 from story_quality.cli.json_report import add_json_flag, check_json_path, to_stdout, write_json
 from story_quality.cli.plot import PLOT_EXTRA, PLOT_SOFTWARE, check_plot_path, plot_comparison
+from story_quality.cli.resampling_flags import add_resampling_flags
 from story_quality.evaluation import significance
 from story_quality.evaluation.comparison import ID_COLUMN, Comparison, compare_files
 from story_quality.registry import METRICS
@@ -40,15 +42,13 @@ from story_quality.score_file.rows import ScoreFileError
 
 COMMAND = PLOT_SOFTWARE  # written into the JSON report and the picture: a rerun replaces its own
 
+# The command's line in ``story-quality --help``.
+SUMMARY = "compare systems' score files: intervals, paired significance tests, a picture"
+
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``compare`` subcommand's parser, added to the ``story-quality`` command's subparsers."""
-    parser = commands.add_parser(
-        "compare",
-        help="compare systems' score files: intervals, paired significance tests, a picture",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = subcommand(commands, "compare", SUMMARY, __doc__)
     parser.add_argument(
         "inputs", nargs="+", type=pathlib.Path, help="outputs of story-quality score, one per system"
     )
@@ -59,14 +59,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--score-column", help=f"field holding the score (default: the metric's, {' or '.join(METRICS)})"
     )
-    parser.add_argument(
-        "--resamples", type=int, default=significance.DEFAULT_RESAMPLES,
-        help=f"bootstrap resamples and randomization trials ({significance.DEFAULT_RESAMPLES})",
-    )  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="seed of every resampling (0)")
-    parser.add_argument(
-        "--confidence", type=float, default=significance.DEFAULT_CONFIDENCE, help="interval level (0.95)"
-    )
+    add_resampling_flags(parser, "randomization trials")
     parser.add_argument(
         "--no-paired", dest="paired", action="store_false",
         help="skip the paired tests: each system's interval alone (systems may then hold different rows)",
@@ -137,8 +130,8 @@ def run(args: argparse.Namespace) -> int:
         if args.json is not None and not to_stdout(args.json) and same_file(args.json, args.plot):
             raise ScoreFileError(f"--json and --plot name the same file {args.json}")
     comparison = compare_files(
-        args.inputs, args.score_column, args.id_column, args.system_column,
-        args.resamples, args.seed, args.confidence, args.paired, args.allow_unfinished,
+        args.inputs, score_column=args.score_column, id_column=args.id_column, system_column=args.system_column,
+        paired=args.paired, allow_unfinished=args.allow_unfinished, **significance.settings_of(args),
     )  # fmt: skip
     if not to_stdout(args.json):
         print(comparison_table(comparison), flush=True)

@@ -71,3 +71,13 @@ def _with_other_spellings(
     for other in both_spellings(names)[len(names) :]:
         container._option_string_actions.setdefault(other, action)
     return action
+
+
+def subcommand(
+    commands: argparse._SubParsersAction, name: str, summary: str, description: str
+) -> argparse.ArgumentParser:
+    """The parser of the command ``name``: ``summary`` in the root's list of commands, and
+    ``description`` (the command module's docstring) in its own help, laid out as written."""
+    return commands.add_parser(
+        name, help=summary, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )

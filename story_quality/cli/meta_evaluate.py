@@ -33,9 +33,11 @@ import pathlib
 import sys
 
 from story_quality.cli.errors import UsageError, refusal_message
+from story_quality.cli.flag_spellings import subcommand
 from story_quality.cli.json_report import add_json_flag, check_json_path, to_stdout, write_json
 from story_quality.cli.meta_report import evaluation_table
 from story_quality.cli.plot import PLOT_EXTRA, check_plot_path
+from story_quality.cli.resampling_flags import add_resampling_flags
 from story_quality.evaluation import significance
 from story_quality.evaluation.meta_results import MetaEvaluation
 from story_quality.score_file.claim import same_file
@@ -45,15 +47,13 @@ from story_quality.score_file.rows import ScoreFileError
 # report and picture and nothing else.
 COMMAND = "story-quality meta-evaluate"
 
+# The command's line in ``story-quality --help``.
+SUMMARY = "how well metrics agree with your human ratings: correlations at every level, tests, a picture"
+
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``meta-evaluate`` subcommand's parser, added to the ``story-quality`` command's subparsers."""
-    parser = commands.add_parser(
-        "meta-evaluate",
-        help="how well metrics agree with your human ratings: correlations at every level, tests, a picture",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = subcommand(commands, "meta-evaluate", SUMMARY, __doc__)
     parser.add_argument("ratings", type=pathlib.Path, help="the rated stories (.jsonl, .json or .csv)")
     parser.add_argument("scores", nargs="+", type=pathlib.Path, help="one score file per metric")
     parser.add_argument(
@@ -70,14 +70,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--score-column", help="field holding the score (default: the metric the signature names)"
     )
-    parser.add_argument(
-        "--resamples", type=int, default=significance.DEFAULT_RESAMPLES,
-        help=f"bootstrap resamples and permutation trials ({significance.DEFAULT_RESAMPLES})",
-    )  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="seed of every resampling (0)")
-    parser.add_argument(
-        "--confidence", type=float, default=significance.DEFAULT_CONFIDENCE, help="interval level (0.95)"
-    )
+    add_resampling_flags(parser, "permutation trials")
     add_json_flag(parser, "every figure, interval and n")
     parser.add_argument(
         "--plot",

@@ -32,6 +32,7 @@ from packaging.utils import canonicalize_name
 
 from story_quality import __version__, metric_path
 from story_quality.cli.errors import UsageError
+from story_quality.cli.flag_spellings import subcommand
 from story_quality.registry import METRICS
 from story_quality.score_file.claim import refuse_unusable_name
 from story_quality.versions import DISTRIBUTION
@@ -237,14 +238,13 @@ def push_space(
     return str(getattr(commit, "commit_url", commit))
 
 
+# The command's line in ``story-quality --help``.
+SUMMARY = "stage (and push) a metric as an evaluate Space"
+
+
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``publish-metric`` subcommand's parser."""
-    parser = commands.add_parser(
-        "publish-metric",
-        help="stage (and push) a metric as an evaluate Space",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = subcommand(commands, "publish-metric", SUMMARY, __doc__)
     parser.add_argument("metric", choices=METRICS, help="the metric to publish")
     parser.add_argument("--repo-id", required=True, help="the Space's id, ORG/NAME")
     parser.add_argument(

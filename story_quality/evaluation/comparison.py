@@ -105,9 +105,7 @@ class Comparison:
         return {
             "signature": self.signature,
             "score_column": self.score_column,
-            "resamples": self.resamples,
-            "seed": self.seed,
-            "confidence": self.confidence,
+            **significance.settings_of(self),
             "systems": [system(s) for s in self.systems],
             "pairs": [pair(p) for p in self.pairs],
             "human_scale": {"table": self.human_table, "domains": [system(h) for h in self.human]},
@@ -172,13 +170,8 @@ def _same_signature(first: tuple[pathlib.Path, str], other: tuple[pathlib.Path, 
         )
 
 
-def load_systems(
-    paths: Sequence[str | pathlib.Path],
-    score_column: str | None = None,
-    id_column: str = ID_COLUMN,
-    system_column: str | None = None,
-    allow_unfinished: bool = False,
-) -> tuple[str, str, list[System]]:
+def load_systems(paths: Sequence[str | pathlib.Path], score_column: str | None = None, id_column: str = ID_COLUMN,
+                 system_column: str | None = None, allow_unfinished: bool = False) -> tuple[str, str, list[System]]:  # fmt: skip
     """(signature, score column, systems) of one or more score files, after checking their signatures agree."""
     if not paths:
         raise ScoreFileError("no input: name the score files of two or more systems")
@@ -267,7 +260,9 @@ def compare_systems(
                     f"{a.name!r} and {b.name!r} share {len(b_scores)} scored row: a paired test needs at least "
                     f"{significance.MIN_PAIRED_ROWS}; pass --no-paired for each system's interval alone"
                 )
-            test = significance.compare_paired(a.scores, b_scores, resamples, seed, confidence)
+            test = significance.compare_paired(
+                a.scores, b_scores, resamples=resamples, seed=seed, confidence=confidence
+            )
             pairs.append(PairResult(a.name, b.name, test))
     rows, table, notes = human_rows(signature, score_column)
     notes = [note for s in systems for note in s.notes] + notes + pair_notes(pairs)
@@ -313,14 +308,15 @@ def pair_notes(pairs: Sequence[PairResult[significance.PairedTest]]) -> list[str
 
 def compare_files(
     paths: Sequence[str | pathlib.Path],
+    *,
     score_column: str | None = None,
     id_column: str = ID_COLUMN,
     system_column: str | None = None,
+    paired: bool = True,
+    allow_unfinished: bool = False,
     resamples: int = significance.DEFAULT_RESAMPLES,
     seed: int = 0,
     confidence: float = significance.DEFAULT_CONFIDENCE,
-    paired: bool = True,
-    allow_unfinished: bool = False,
 ) -> Comparison:
     """Compare the systems of score files (outputs of ``story-quality score``).
 

@@ -77,7 +77,7 @@ def _pair(a: np.ndarray, b: np.ndarray, samples: np.ndarray, design: Design, nam
     resamples, seed, confidence = settings
     point = meta_figures.compute(a, design.human, design.systems, design.groups, names)
     point = point - meta_figures.compute(b, design.human, design.systems, design.groups, names)
-    p_values = permutation_test(a, b, design, names, resamples, seed, step)
+    p_values = permutation_test(a, b, design, names, resamples, seed, step=step)
     figures = {
         name: PairFigure(interval_of(float(point[k]), samples[:, k], confidence), float(p_values[k]))
         for k, name in enumerate(names)
@@ -183,7 +183,7 @@ def meta_evaluate(
         if ratings.raters is not None:
             raters = ratings.raters[keep]
             ceiling = _result(CEILING, "ceiling", rater_ceiling(raters, design, names),
-                              bootstrap_ceiling(raters, design, names, resamples, seed, step), names, confidence)  # fmt: skip
+                              bootstrap_ceiling(raters, design, names, resamples, seed, step=step), names, confidence)  # fmt: skip
         pairs = [
             PairResult(metrics[i].name, metrics[j].name,
                        _pair(arrays[i], arrays[j], samples[:, i] - samples[:, j], design, names,

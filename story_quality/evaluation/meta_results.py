@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from story_quality.evaluation import significance
 from story_quality.evaluation.comparison import PairResult
 from story_quality.evaluation.meta_statistics import Estimate
 
@@ -113,9 +114,7 @@ def evaluation_dict(evaluation: MetaEvaluation) -> dict[str, Any]:
         "systems": evaluation.systems,
         "groups": evaluation.groups,
         "raters": evaluation.raters,
-        "resamples": evaluation.resamples,
-        "seed": evaluation.seed,
-        "confidence": evaluation.confidence,
+        **significance.settings_of(evaluation),
         "figures": evaluation.figures,
         "metrics": [_metric(result) for result in evaluation.metrics],
         "baselines": [_metric(result) for result in evaluation.baselines],

@@ -131,6 +131,7 @@ def bootstrap(
     names: Sequence[str],
     resamples: int,
     seed: int,
+    *,
     humans: Sequence[np.ndarray] | None = None,
     step: Callable[[], object] | None = None,
     processes: int | None = None,
@@ -216,6 +217,7 @@ def permutation_test(
     names: Sequence[str],
     resamples: int,
     seed: int,
+    *,
     step: Callable[[], object] | None = None,
     processes: int | None = None,
 ) -> np.ndarray:
@@ -310,15 +312,8 @@ class _Ceilings:
         ).reshape(len(indices), len(self.names))
 
 
-def bootstrap_ceiling(
-    raters: np.ndarray,
-    design: Design,
-    names: Sequence[str],
-    resamples: int,
-    seed: int,
-    step: Callable[[], object] | None = None,
-    processes: int | None = None,
-) -> np.ndarray:
+def bootstrap_ceiling(raters: np.ndarray, design: Design, names: Sequence[str], resamples: int, seed: int,
+                      step: Callable[[], object] | None = None, processes: int | None = None) -> np.ndarray:  # fmt: skip
     """:func:`rater_ceiling` on each of the resamples :func:`bootstrap` draws with the same seed:
     an array (resamples, figures)."""
     significance.check_seed(seed)

@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -278,17 +279,21 @@ def approximate_randomization(
     return _p_value(count, resamples)
 
 
-def compare_paired(
-    a: Scores,
-    b: Scores,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-    confidence: float = DEFAULT_CONFIDENCE,
-) -> PairedTest:
+def compare_paired(a: Scores, b: Scores, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                   confidence: float = DEFAULT_CONFIDENCE) -> PairedTest:  # fmt: skip
     """Both paired tests of ``b`` against ``a`` (row-aligned), with the interval of ``b - a``."""
     difference, p_bootstrap = paired_bootstrap(a, b, resamples, seed, confidence)
     p_randomization = approximate_randomization(a, b, resamples, seed)
     return PairedTest(len(np.asarray(a)), difference, p_bootstrap, p_randomization)
+
+
+# The settings of every resampling statistic, as a command's options and a report's fields name them.
+SETTINGS = ("resamples", "seed", "confidence")
+
+
+def settings_of(holder: object) -> dict[str, Any]:
+    """The resampling settings an object carries (a report, a command line's options), by name."""
+    return {name: getattr(holder, name) for name in SETTINGS}
 
 
 def check_command_settings(resamples: int, seed: int, confidence: float) -> None:

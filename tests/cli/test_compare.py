@@ -50,7 +50,7 @@ def test_each_system_and_pair_equals_the_statistics_on_rows_matched_by_index(tmp
     assert result.systems[1].interval == significance.bootstrap_interval([b[i] for i in shuffled], 200, 3)
     (pair,) = result.pairs
     assert (pair.a, pair.b) == ("a.jsonl", "b.jsonl")
-    assert pair.result == significance.compare_paired(a, b, 200, 3)
+    assert pair.result == significance.compare_paired(a, b, resamples=200, seed=3)
     assert result.signature == SIGNATURE and result.score_column == "union"
 
 
@@ -65,7 +65,7 @@ def test_id_column_matches_rows_by_their_id_not_their_position(tmp_path):
     second = tmp_path / "b.jsonl"
     second.write_text("".join(json.dumps(row) + "\n" for row in rows))
     by_prompt = comparison.compare_files([first, second], id_column="prompt", resamples=100)
-    assert by_prompt.pairs[0].result == significance.compare_paired(a, b, 100, 0)
+    assert by_prompt.pairs[0].result == significance.compare_paired(a, b, resamples=100, seed=0)
     by_index = comparison.compare_files([first, second], resamples=100)
     assert by_index.pairs[0].result.difference.estimate == pytest.approx(np.mean(b) - np.mean(a))
     assert by_index.pairs[0].result != by_prompt.pairs[0].result
