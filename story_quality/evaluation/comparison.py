@@ -156,11 +156,15 @@ def _same_signature(first: tuple[pathlib.Path, str], other: tuple[pathlib.Path, 
     raw = parsed is not None and column == parsed.metric
 
     def kept(signature: str) -> str:
-        """The signature as the comparison must find it equal: without its rescaling parts when the
-        raw scores are compared; a signature another tool wrote is compared as it is."""
-        parsed = Signature.parse_or_none(signature) if raw else None
-        entry = _entry(parsed)
-        return str(parsed.without(*entry.scale_parts)) if parsed is not None and entry else signature
+        """The signature as the comparison must find it equal: either fp32 library read as fp32 (their
+        scores agree within the signature's bound), without its rescaling parts when the raw scores
+        are compared; a signature another tool wrote is compared as it is."""
+        parsed = Signature.parse_or_none(signature)
+        if parsed is None:
+            return signature
+        entry = _entry(parsed) if raw else None
+        compared = parsed.as_compared()
+        return str(compared.without(*entry.scale_parts) if entry else compared)
 
     if kept(first[1]) != kept(other[1]):
         raise ScoreFileError(

@@ -115,6 +115,20 @@ def test_different_signatures_are_refused_naming_both_files(tmp_path):
     assert SIGNATURE in message and other in message
 
 
+def test_files_of_the_two_fp32_libraries_compare_and_other_precisions_do_not(tmp_path):
+    """fp32 and fp32-onednn scores agree within the signature's 1e-6 bound: one scale; bf16 is another."""
+    first = write_scores(tmp_path / "a.jsonl", system_scores(0))
+    onednn = write_scores(
+        tmp_path / "b.jsonl", system_scores(1), signature=SIGNATURE.replace("|fp32", "|fp32-onednn")
+    )
+    assert len(comparison.compare_files([first, onednn], resamples=40).pairs) == 1
+    bf16 = write_scores(
+        tmp_path / "c.jsonl", system_scores(2), signature=SIGNATURE.replace("|fp32", "|bf16-autocast")
+    )
+    with pytest.raises(score_file.ScoreFileError, match="were scored differently"):
+        comparison.compare_files([first, bf16], resamples=40)
+
+
 def test_a_human_scale_part_alone_does_not_make_signatures_differ(tmp_path):
     rescaled = f"{SIGNATURE}|human-roc:sha256:abcdefabcdef"
     first = write_scores(tmp_path / "a.jsonl", system_scores(0))
