@@ -44,8 +44,17 @@ def test_kendall_counted_pair_by_pair_equals_scipy_above_the_pair_limit(monkeypa
     metric, human, *_ = design(1)
     by_pairs = meta_figures.kendall(metric, human)
     monkeypatch.setattr(meta_figures, "PAIRS_AT_ONCE", 0)
+    monkeypatch.setattr(meta_figures, "PAIRS_COUNTED", 0)
     assert meta_figures.kendall(metric, human) == pytest.approx(by_pairs, abs=1e-12)
     assert by_pairs == pytest.approx(stats.kendalltau(metric, human).statistic, abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [142, 220, 350])
+def test_kendall_from_the_pairs_counts_is_scipys_to_the_last_bit_where_it_is_counted_here(n):
+    rng = np.random.default_rng(n)
+    metric, human = np.round(rng.normal(size=n), 1), np.round(rng.normal(size=n))  # ties on both sides
+    assert n * (n - 1) // 2 > meta_figures.PAIRS_AT_ONCE
+    assert meta_figures.kendall(metric, human) == float(stats.kendalltau(metric, human).statistic)
 
 
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
