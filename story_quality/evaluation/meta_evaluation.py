@@ -210,6 +210,12 @@ def _notes(design: Design) -> list[str]:
     notes = []
     if design.systems is not None and design.systems.max() + 1 < meta_figures.MIN_ITEMS:
         notes.append(f"fewer than {meta_figures.MIN_ITEMS} systems: the system-level figures are not defined")
+    for name, codes in (("system", design.systems), ("group", design.groups)):
+        if codes is not None and np.bincount(codes).max() == 1:
+            notes.append(
+                f"every {name} holds one story: the {name}-mean oracle is the ratings themselves (1.000 "
+                f"wherever defined), and no figure inside a {name} can be computed"
+            )
     return notes
 
 

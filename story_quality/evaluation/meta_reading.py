@@ -25,6 +25,7 @@ import functools
 import json
 import math
 import pathlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,15 +78,18 @@ class MetricScores:
         return int(np.count_nonzero(np.isnan(self.scores)))
 
 
+# A number as a CSV cell may write it: digits, one point, an exponent (no "_", "nan" or "inf").
+DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+
+
 def _number(value: Any, where: str, column: str) -> float:
     """A rating: a finite number (a numeric string in CSV), NaN for none; anything else refused."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return math.nan
     if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise ScoreFileError(f"{where}: {column} is {value[:40]!r}, not a number") from None
+        if not DECIMAL.fullmatch(value.strip()):  # float() would take "1_0" as 10, "nan", "١"
+            raise ScoreFileError(f"{where}: {column} is {value[:40]!r}, not a number")
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ScoreFileError(
             f"{where}: {column} is {json.dumps(value)[:40]}, not a number or a list of numbers"

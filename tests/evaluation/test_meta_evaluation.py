@@ -185,6 +185,25 @@ def test_ratings_that_are_all_equal_are_refused(tmp_path):
         meta_evaluate(ratings, [metric], resamples=40)
 
 
+@pytest.mark.parametrize("column", ["system", "group"])
+def test_one_story_a_system_or_group_is_said_the_oracle_being_the_ratings(tmp_path, column):
+    ratings_path = tmp_path / "r.jsonl"
+    rows = [{"text": f"story {i}", "human": i % 5, column: f"c{i}"} for i in range(12)]
+    ratings_path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    ratings = read_ratings(ratings_path)
+    metric = MetricScores("m", "m.jsonl", None, "score", np.linspace(0, 1, 12), "id")
+    result = meta_evaluate(ratings, [metric], resamples=40)
+    assert result.baselines[-1].figures["pooled.pearson"].estimate == pytest.approx(1.0)
+    assert any(
+        note.startswith(f"every {column} holds one story: the {column}-mean oracle") for note in result.notes
+    )
+    two = [{**row, column: f"c{i // 2}"} for i, row in enumerate(rows)]
+    ratings_path.write_text("".join(json.dumps(row) + "\n" for row in two))
+    assert not any(
+        "holds one story" in n for n in meta_evaluate(read_ratings(ratings_path), [metric], 40).notes
+    )
+
+
 def test_too_few_items_and_bad_settings_are_refused(tmp_path):
     ratings_path, paths = story_set(tmp_path, groups=3)
     with pytest.raises(ValueError, match="--resamples must be from 40"):

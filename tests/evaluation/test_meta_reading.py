@@ -123,6 +123,8 @@ def test_every_malformed_ratings_file_is_refused_naming_the_line(tmp_path, conte
     ("content", "message"),
     [
         ("text,human\na,1\nb,x\n", "r.csv:3: human is 'x', not a number"),
+        ("text,human\na,1\nb,1_0\n", "r.csv:3: human is '1_0', not a number"),  # float() reads 10
+        ("text,human\na,1\nb,nan\n", "r.csv:3: human is 'nan', not a number"),
         ("text,human\na,1\nb,2,extra\n", "r.csv:3: 3 fields, but the header names 2"),
         ('text,human\na,1\nb,"[1, \n', "r.csv:3: field 2 opens a quote that is never closed"),
         ("text,score\na,1\n", "r.csv:2: no 'human' field"),
