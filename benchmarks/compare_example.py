@@ -16,8 +16,8 @@ import json
 import pathlib
 from collections.abc import Sequence
 
+from benchmarks.dev_sets import pair_set
 from benchmarks.dev_split import roc_stories
-from benchmarks.union_dev_suite import _pairs
 from story_quality.cli.flag_spellings import ScriptParser
 
 
@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     taken = [path for path in files.values() if path.exists()]
     if taken:
         raise SystemExit(f"{taken[0]} exists; name another --output-dir (nothing was written)")
-    pairs = _pairs("ROC held-back pairs", roc_stories()[1][: args.stories])
+    pairs = pair_set("ROC held-back pairs", roc_stories()[1][: args.stories])
     args.output_dir.mkdir(parents=True, exist_ok=True)
     for path, stories in ((files["human"], pairs.human), (files["corrupted"], pairs.corrupted)):
         path.write_text("".join(" ".join(story.split()) + "\n" for story in stories), encoding="utf-8")

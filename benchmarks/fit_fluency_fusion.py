@@ -39,14 +39,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from benchmarks.machine import describe_machine  # noqa: E402
-from benchmarks.union_dev_suite import (  # noqa: E402
+from benchmarks.dev_sets import (  # noqa: E402
     RatedSet,
     pair_sets,
     rated_sets,
     read_kept_scores,
     texts_digest,
 )
+from benchmarks.machine import describe_machine  # noqa: E402
 from story_quality.evaluation import meta_figures  # noqa: E402
 from story_quality.fluency.fusion import Fusion, PartScale, Regime, story_words  # noqa: E402
 from story_quality.fluency.percentiles import PercentileTable  # noqa: E402

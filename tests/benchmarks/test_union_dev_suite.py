@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tiny_models import SAMPLE_STORIES, save_union_checkpoint
 
-from benchmarks import union_dev_suite
+from benchmarks import dev_sets, union_dev_suite
 from story_quality import precision
 from story_quality.evaluation.correlation import METHODS, correlate
 from story_quality.union import UnionScorer
@@ -23,8 +23,8 @@ def test_a_checkpoint_folder_is_scored_on_rated_and_paired_sets(tmp_path, monkey
         tmp_path / "tiny-union", normalization=ROC_STORIES.to_dict(), max_length=48
     )
     human = np.array([4.0, 1.0, 3.5, 2.0, 1.5])
-    rated = [union_dev_suite.RatedSet("rated", STORIES, human)]
-    pairs = [union_dev_suite.PairSet("pairs", STORIES[:3], STORIES[2:])]
+    rated = [dev_sets.RatedSet("rated", STORIES, human)]
+    pairs = [dev_sets.PairSet("pairs", STORIES[:3], STORIES[2:])]
     monkeypatch.chdir(tmp_path)  # a relative folder is made absolute
     rows = union_dev_suite.evaluate_checkpoint("tiny-union", rated, pairs, batch_size=2, max_length=32)
     scorer = UnionScorer(str(checkpoint))
@@ -61,7 +61,7 @@ def test_several_checkpoints_are_scored_by_the_mean_of_their_scores(tmp_path):
     first = save_union_checkpoint(tmp_path / "a", normalization=ROC_STORIES.to_dict(), max_length=48, seed=1)
     second = save_union_checkpoint(tmp_path / "b", normalization=ROC_STORIES.to_dict(), max_length=48, seed=2)
     human = np.array([4.0, 1.0, 3.5, 2.0, 1.5])
-    rated = [union_dev_suite.RatedSet("rated", STORIES, human)]
+    rated = [dev_sets.RatedSet("rated", STORIES, human)]
     rows = union_dev_suite.evaluate_checkpoint([str(first), str(second)], rated, [], 2, None)
     each = [np.array(UnionScorer(str(c)).score(STORIES, batch_size=2).scores) for c in (first, second)]
     assert not np.allclose(each[0], each[1])  # two different models, so the mean is not either one
@@ -73,8 +73,8 @@ def test_kept_scores_stand_in_for_their_checkpoint_and_only_for_the_texts_they_s
     first = save_union_checkpoint(tmp_path / "a", normalization=ROC_STORIES.to_dict(), max_length=48, seed=1)
     second = save_union_checkpoint(tmp_path / "b", normalization=ROC_STORIES.to_dict(), max_length=48, seed=2)
     human = np.array([4.0, 1.0, 3.5, 2.0, 1.5])
-    rated = [union_dev_suite.RatedSet("rated", STORIES, human)]
-    pairs = [union_dev_suite.PairSet("pairs", STORIES[:3], STORIES[2:])]
+    rated = [dev_sets.RatedSet("rated", STORIES, human)]
+    pairs = [dev_sets.PairSet("pairs", STORIES[:3], STORIES[2:])]
     kept: dict[str, dict] = {}
     direct = union_dev_suite.evaluate_checkpoint(str(first), rated, pairs, 2, None, kept=kept)
     assert sorted(kept) == ["pairs: corrupted", "pairs: human", "rated"]
@@ -88,12 +88,12 @@ def test_kept_scores_stand_in_for_their_checkpoint_and_only_for_the_texts_they_s
     both = union_dev_suite.evaluate_checkpoint([str(first), str(second)], rated, pairs, 2, None)
     for name in both:
         assert mixed[name] == pytest.approx(both[name], abs=1e-12)
-    other = [union_dev_suite.RatedSet("rated", [*STORIES[1:], STORIES[0]], human)]
-    with pytest.raises(union_dev_suite.KeptScoresError, match=r"a\.json scored other texts for 'rated'"):
+    other = [dev_sets.RatedSet("rated", [*STORIES[1:], STORIES[0]], human)]
+    with pytest.raises(dev_sets.KeptScoresError, match=r"a\.json scored other texts for 'rated'"):
         union_dev_suite.evaluate_checkpoint(str(path), other, [], 2, None)
-    with pytest.raises(union_dev_suite.KeptScoresError, match=r"a\.json keeps no scores for 'elsewhere'"):
+    with pytest.raises(dev_sets.KeptScoresError, match=r"a\.json keeps no scores for 'elsewhere'"):
         union_dev_suite.evaluate_checkpoint(
-            str(path), [union_dev_suite.RatedSet("elsewhere", STORIES, human)], [], 2, None
+            str(path), [dev_sets.RatedSet("elsewhere", STORIES, human)], [], 2, None
         )
 
 
@@ -141,13 +141,12 @@ def test_kept_scores_for_other_sets_are_refused_before_any_checkpoint_is_scored(
     tmp_path, monkeypatch, capsys
 ):
     human = np.array([4.0, 1.0, 3.5, 2.0, 1.5])
-    rated = [union_dev_suite.RatedSet("rated", STORIES, human)]
-    pairs = [union_dev_suite.PairSet("pairs", STORIES[:3], STORIES[2:])]
-    texts = union_dev_suite.scored_texts(rated, pairs)
+    rated = [dev_sets.RatedSet("rated", STORIES, human)]
+    pairs = [dev_sets.PairSet("pairs", STORIES[:3], STORIES[2:])]
+    texts = dev_sets.scored_texts(rated, pairs)
     assert texts == {"rated": STORIES, "pairs: human": STORIES[:3], "pairs: corrupted": STORIES[2:]}
     kept = {
-        key: {"texts_sha256": union_dev_suite.texts_digest(t), "scores": [0.5] * len(t)}
-        for key, t in texts.items()
+        key: {"texts_sha256": dev_sets.texts_digest(t), "scores": [0.5] * len(t)} for key, t in texts.items()
     }
     monkeypatch.setattr(union_dev_suite, "rated_sets", lambda: rated)
     monkeypatch.setattr(union_dev_suite, "pair_sets", lambda: pairs)
@@ -155,7 +154,7 @@ def test_kept_scores_for_other_sets_are_refused_before_any_checkpoint_is_scored(
     def unscored(spec: str) -> None:
         raise AssertionError(f"{spec} was loaded before the kept scores were checked")
 
-    monkeypatch.setattr(union_dev_suite, "load_union", unscored)
+    monkeypatch.setattr(union_dev_suite, "scorer_for", unscored)
     for name, broken, message in (
         (
             "no-pairs",
@@ -176,9 +175,7 @@ def test_a_checkpoint_that_does_not_load_or_is_too_short_is_refused_before_any_t
     tmp_path, monkeypatch, capsys
 ):
     good = save_union_checkpoint(tmp_path / "good", normalization=ROC_STORIES.to_dict(), max_length=48)
-    monkeypatch.setattr(
-        union_dev_suite, "rated_sets", lambda: [union_dev_suite.RatedSet("r", STORIES, np.ones(5))]
-    )
+    monkeypatch.setattr(union_dev_suite, "rated_sets", lambda: [dev_sets.RatedSet("r", STORIES, np.ones(5))])
     monkeypatch.setattr(union_dev_suite, "pair_sets", lambda: [])
 
     def unscored(*args, **kwargs) -> None:
@@ -217,8 +214,8 @@ def test_a_set_of_several_systems_adds_the_mean_within_system_pearson(tmp_path):
     human = np.array([4.0, 1.0, 3.5, 2.0, 1.5, 3.0, 2.5, 1.0, 4.5])
     systems = ["a", "b", "a", "b", "a", "c", "c", "b", "c"]
     rated = [
-        union_dev_suite.RatedSet("one system", stories, human),
-        union_dev_suite.RatedSet("systems", stories, human, systems=systems),
+        dev_sets.RatedSet("one system", stories, human),
+        dev_sets.RatedSet("systems", stories, human, systems=systems),
     ]
     rows = union_dev_suite.evaluate_checkpoint(str(checkpoint), rated, [], 2, None)
     scores = UnionScorer(str(checkpoint)).score(stories, batch_size=2).scores
@@ -256,14 +253,14 @@ def test_the_mans_halves_are_read_with_their_systems_and_an_oracle_reference(tmp
         ]
         (folder / f"mans_{domain}_dev.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     monkeypatch.setenv("STORY_QUALITY_DATA", str(tmp_path))
-    roc = union_dev_suite.mans_set("roc")
+    roc = dev_sets.mans_set("roc")
     assert roc.name == "MANS-ROC dev"
     assert roc.stories[0] == "story 1:gpt . it ends ."
     assert roc.human.tolist() == [3, 1, 4, 2, 5, 1.5] and roc.systems == ["gpt", "s2s"] * 3
     oracle = roc.references["each system's mean rating (oracle)"]
     assert oracle["pearson"] == pytest.approx(_pearson_by_hand([4, 1.5] * 3, [3, 1, 4, 2, 5, 1.5]))
     assert "within-system pearson" in roc.references["distinct 3-grams (no model)"]
-    wp = union_dev_suite.mans_set("wp")
+    wp = dev_sets.mans_set("wp")
     assert wp.name == "MANS-WP dev" and wp.systems == ["gpt", "fusion"] * 3
 
 
@@ -276,16 +273,14 @@ def test_a_set_that_lists_each_raters_rating_gets_the_raters_ceiling():
     raters = np.clip(np.round(quality[:, None] + 2 + rng.normal(0, 0.8, (12, 5))), 0, 4)
     human = raters.mean(axis=1)
     stories = [f"story {i} " + "word " * int(rng.integers(3, 9)) for i in range(12)]
-    rated = union_dev_suite._with_baseline("rated", stories, human, {}, raters=raters)
+    rated = dev_sets.with_baseline("rated", stories, human, {}, raters=raters)
     others = [np.delete(raters, k, axis=1).mean(axis=1) for k in range(5)]
     functions = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
     expected = {
         m: np.mean([functions[m](raters[:, k], others[k]).statistic for k in range(5)]) for m in METHODS
     }
-    assert rated.references[union_dev_suite.CEILING] == pytest.approx(expected, abs=1e-12)
-    assert (
-        union_dev_suite.CEILING not in union_dev_suite._with_baseline("plain", stories, human, {}).references
-    )
+    assert rated.references[dev_sets.CEILING] == pytest.approx(expected, abs=1e-12)
+    assert dev_sets.CEILING not in dev_sets.with_baseline("plain", stories, human, {}).references
 
 
 def test_a_registered_metric_is_a_row_scored_through_its_registry_scorer():
