@@ -23,10 +23,11 @@ import evaluate  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from benchmarks.union_dev_suite import load_union, pair_sets, rated_sets  # noqa: E402
+from benchmarks.dev_sets import pair_sets, rated_sets  # noqa: E402
 from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.correlation import METHODS, correlate  # noqa: E402
 from story_quality.union.inference import class_probabilities  # noqa: E402
+from story_quality.union.scorer import scorer_for  # noqa: E402
 from story_quality.union.windows import encode_windows  # noqa: E402
 
 Combine = Callable[[np.ndarray, np.ndarray], float]
@@ -61,7 +62,7 @@ def main() -> None:
     print("| checkpoint | combination | WP dev-300 (P / S / K) | WP whole-story pairs | human mean |")
     print("|---|---|---|---|---|")
     for checkpoint in args.checkpoint:
-        metric = load_union(checkpoint)
+        metric = scorer_for(checkpoint)
         rated = window_scores(metric, wp_dev.stories)
         human, corrupted = window_scores(metric, whole.human), window_scores(metric, whole.corrupted)
         for label, combine in COMBINE.items():

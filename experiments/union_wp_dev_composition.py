@@ -22,9 +22,10 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 import evaluate  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.union_dev_suite import distinct_trigrams, load_union, rated_sets  # noqa: E402
+from benchmarks.dev_sets import distinct_trigrams, rated_sets  # noqa: E402
 from story_quality.cli.flag_spellings import ScriptParser
 from story_quality.evaluation.correlation import METHODS, correlate  # noqa: E402
+from story_quality.union.scorer import scorer_for  # noqa: E402
 
 
 def auc(higher: np.ndarray, lower: np.ndarray) -> float:
@@ -62,7 +63,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|")
     for checkpoint in args.checkpoint:
-        scorer = load_union(checkpoint)
+        scorer = scorer_for(checkpoint)
         scores = np.asarray(scorer.score(wp_dev.stories, long_stories=args.long_stories).scores, dtype=float)
         print(
             f"| {checkpoint} | {_cell(scores, human)} | {scores[repeating].mean():.3f} / "
