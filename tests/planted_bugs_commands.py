@@ -250,10 +250,20 @@ IN_THE_COMMANDS = [
         ),
     ),
     Mutation(
+        "meta-resample-pairs-unweighted",
+        "a bootstrap resample counts each pair of two drawn stories once, whatever their copies",
+        "story_quality/evaluation/meta_figures.py",
+        "    weight = copies[pairs.first] * copies[pairs.second]\n",
+        "    weight = (copies[pairs.first] * copies[pairs.second] > 0).astype(np.int64)\n",
+        (
+            "tests/evaluation/test_meta_statistics.py::test_bootstrap_computes_each_metric_on_the_same_resamples",
+        ),
+    ),
+    Mutation(
         "meta-kendall-tau-a",
         "Kendall's tau divides by all pairs (tau-a) instead of the untied ones (tau-b)",
         "story_quality/evaluation/meta_figures.py",
-        "    untied = math.sqrt(float(np.count_nonzero(sign_x)) * float(np.count_nonzero(sign_y)))\n",
+        "    untied = math.sqrt(float(untied_x) * float(untied_y))\n",
         "    untied = float(len(sign_x))\n",
         ("tests/evaluation/test_meta_figures.py",),
     ),
