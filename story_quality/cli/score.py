@@ -35,7 +35,6 @@ from story_quality.registry import METRICS, REGISTRY, option_specs
 from story_quality.score_file import rows as file_rows
 from story_quality.score_file.claim import claim_output
 from story_quality.score_file.reading import ScoreFile
-from story_quality.score_file.resume import read_sealed_rows
 from story_quality.signature import Signature
 from story_quality.text_checks import has_word, is_blank
 
@@ -230,22 +229,21 @@ def row_identity(row: Row) -> dict[str, Any]:
     return file_rows.row_identity(row.index, row.line, row.text)
 
 
-def existing_rows(args: argparse.Namespace, rows: list[Row]) -> list[dict[str, Any]]:
-    """The rows an earlier run of this command wrote to --output, checked against --input's text."""
-    identities = [row_identity(row) for row in rows]
-    return read_sealed_rows(args.output, expected=identities, source=args.input)
+def existing_rows(args: argparse.Namespace, rows: list[Row]) -> ScoreFile:
+    """What an earlier run of this command wrote to --output, checked against --input's text."""
+    return ScoreFile.resumed(args.output, [row_identity(row) for row in rows], args.input)
 
 
-def kept_signature(output: pathlib.Path, done: list[dict[str, Any]], signature: str) -> str:
+def kept_signature(written: ScoreFile | None, signature: str) -> str:
     """The signature the output goes on with: this run's, or when it resumes a file, the file's own, which
     must be this run's but for the fp32 library (:meth:`Signature.as_compared`): a file carries one."""
-    if not done:
+    if written is None or not written.rows:
         return signature
-    written = done[0].get("signature")
-    found = Signature.parse_or_none(written) if isinstance(written, str) else None
+    found = Signature.parse_or_none(written.signature) if written.signature is not None else None
     if found is None or found.as_compared() != Signature.parse(signature).as_compared():
+        shown = written.signature if written.signature is not None else written.records[0].get("signature")
         raise UsageError(
-            f"--output {output} was written with another metric or setting ({written}); "
+            f"--output {written.path} was written with another metric or setting ({shown}); "
             f"this run is {signature}. Use another --output, or the same options as before."
         )
     return str(found)
@@ -297,18 +295,18 @@ def score(args: argparse.Namespace) -> dict[str, Any]:
             "Fix them, or pass --bad-rows skip."
         )
     device = args.device or ("cpu" if state.device.type in ("cpu", "mps") else str(state.device))
-    done: list[dict[str, Any]] = []
+    written: list[ScoreFile] = []  # the output resumed, once process zero has read it
     with contextlib.ExitStack() as claim:
 
         def prepare() -> int:
             claim.enter_context(claim_output(args.output, [args.input]))
-            done.extend(existing_rows(args, rows))
-            return len(done)
+            written.append(existing_rows(args, rows))
+            return len(written[0].rows)
 
         start = on_main_process(state, prepare)  # before any model is loaded
         score_texts = load_scorer(args, device)
         signature = on_main_process(
-            state, lambda: kept_signature(args.output, done, score_texts([])["signature"])
+            state, lambda: kept_signature(written[0] if written else None, score_texts([])["signature"])
         )
         counts = score_rows(args, state, rows, start, (score_texts, signature))
     return {

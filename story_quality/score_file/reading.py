@@ -22,6 +22,7 @@ from typing import Any
 from story_quality import input_files
 from story_quality.registry import REGISTRY, score_ranges
 from story_quality.score_file.claim import being_written
+from story_quality.score_file.resume import read_sealed_rows
 from story_quality.score_file.rows import IDENTITY_FIELDS, INPUT_ROWS, ROW_HASH, ScoreFileError, row_intact
 from story_quality.signature import Signature, SignatureError
 
@@ -78,6 +79,21 @@ class ScoreFile:
             signature = file_signature(path, rows)
             _check_metric_ranges(path, rows, signature)
         return cls(path, rows, signature, notes)
+
+    @classmethod
+    def resumed(cls, path: pathlib.Path, expected: list[dict[str, Any]], source: pathlib.Path) -> ScoreFile:
+        """An output ``score`` goes on writing: its rows sealed and each matching this run's input
+        row (``expected``, their identities; ``source``, the input named in a refusal), a last line
+        a kill cut short dropped (:func:`~story_quality.score_file.resume.read_sealed_rows`, which
+        reads the bytes); the signature its first row carries (None for a file of no rows)."""
+        records = read_sealed_rows(path, expected=expected, source=source)
+        written = records[0].get("signature") if records else None
+        return cls(path, list(enumerate(records, 1)), written if isinstance(written, str) else None)
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The rows' fields, in file order."""
+        return [record for _, record in self.rows]
 
     def metric(self) -> str:
         """The metric the signature names (an error for a signature this package did not write)."""
