@@ -53,7 +53,7 @@ MODULES = modules_with_examples()
 def test_the_walk_finds_the_modules_that_hold_examples():
     expected = {
         "story_quality.citations",
-        "benchmarks.union_dev_suite",
+        "benchmarks.dev_sets",
         "story_quality.union.normalization",
         "story_quality.gruen.redundancy",
         "story_quality.training.corpora",
