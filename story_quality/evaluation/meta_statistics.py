@@ -89,11 +89,18 @@ def resample_indices(design: Design, resamples: int, seed: int) -> Iterator[np.n
         yield np.repeat(np.arange(n), weight)
 
 
+# Memory one worker gives the metrics' sorted pairs (each pair: two positions, its size, two flags).
+SORTED_PAIRS_BYTES = 512 * 2**20
+PAIR_BYTES = 26
+
+
 class _Resampled:
     """The figures of each metric on bootstrap resamples (called with a chunk of resamples' item
     positions). The pairwise accuracies count each metric's pairs sorted once a chunk
     (:func:`meta_figures.sorted_pairs`), weighted by each resample's copies of the items: the
-    figures :func:`meta_figures.compute` gives on the resample, without a sort of its pairs."""
+    figures :func:`meta_figures.compute` gives on the resample, without a sort of its pairs.
+    Every metric's sorted pairs are kept at once where they fit in ``SORTED_PAIRS_BYTES`` (a
+    resample's data then serves every metric while it is in the cache), else a few at a time."""
 
     def __init__(self, metrics: Sequence[np.ndarray], humans: Sequence[np.ndarray], design: Design,
                  names: Sequence[str]) -> None:  # fmt: skip
@@ -106,22 +113,24 @@ class _Resampled:
         found = np.full((len(indices), len(metrics), len(names)), math.nan)
         rest_names = [names[k] for k in self.rest]
         rated = {id(human): meta_figures.Rated(human) for human in humans}
-        pairs = [meta_figures.sorted_pairs(m, rated[id(h)]) for m, h in zip(metrics, humans, strict=True)]
-        for trial, index in enumerate(indices):
-            part = self.design.subset(index)
-            copies = np.bincount(index, minlength=len(self.design.human))
-            drawn = {
-                id(human): meta_figures.Rated(human[index], part.systems, part.groups) for human in humans
-            }
-            for k, (metric, human) in enumerate(zip(metrics, humans, strict=True)):
-                found[trial, k, self.rest] = meta_figures.compute_rated(
-                    metric[index], drawn[id(human)], rest_names, items=index
-                )
-                if self.paired:
-                    accuracies = meta_figures.resampled_accuracies(pairs[k], copies)
-                    found[trial, k, self.paired] = [
-                        accuracies[meta_figures.PAIRWISE[names[j]]] for j in self.paired
-                    ]
+        n = len(self.design.human)
+        at_once = max(1, int(SORTED_PAIRS_BYTES // (PAIR_BYTES * n * (n - 1) // 2 + 1)))
+        for first in range(0, len(metrics), at_once):  # the metrics whose sorted pairs fit at once
+            group = range(first, min(first + at_once, len(metrics)))
+            pairs = {k: meta_figures.sorted_pairs(metrics[k], rated[id(humans[k])]) for k in group}
+            for trial, index in enumerate(indices):
+                part = self.design.subset(index)
+                copies = np.bincount(index, minlength=n)
+                drawn = {id(h): meta_figures.Rated(h[index], part.systems, part.groups) for h in humans}
+                for k in group:
+                    found[trial, k, self.rest] = meta_figures.compute_rated(
+                        metrics[k][index], drawn[id(humans[k])], rest_names, items=index
+                    )
+                    if self.paired:
+                        accuracies = meta_figures.resampled_accuracies(pairs[k], copies)
+                        found[trial, k, self.paired] = [
+                            accuracies[meta_figures.PAIRWISE[names[j]]] for j in self.paired
+                        ]
         return found
 
 

@@ -43,11 +43,14 @@ def test_with_systems_and_groups_an_item_is_drawn_system_draws_times_group_draws
         assert counts.sum() in {a * b for a in range(17) for b in range(26)}
 
 
-@pytest.mark.parametrize("processes", [1, 2])
-def test_bootstrap_computes_each_metric_on_the_same_resamples(processes):
+@pytest.mark.parametrize(("processes", "pair_memory"), [(1, None), (2, None), (1, 1)])
+def test_bootstrap_computes_each_metric_on_the_same_resamples(processes, pair_memory, monkeypatch):
     """Every figure on every resample equals the figure computed on the resample itself, to the last
     bit: the pairwise accuracies counted from pairs sorted once and weighted by the copies, the
-    ratings' side kept for the next metric, chunks on one process or two."""
+    ratings' side kept for the next metric, chunks on one process or two, every metric's sorted
+    pairs at once or (too little memory for two) one metric's at a time."""
+    if pair_memory is not None:
+        monkeypatch.setattr(meta_statistics, "SORTED_PAIRS_BYTES", pair_memory)
     rng = np.random.default_rng(4)
     human = np.round(rng.normal(size=60) * 2)  # ties in the ratings
     metrics = [np.round(human + rng.normal(size=60), 1), rng.normal(size=60), np.ones(60)]
