@@ -161,10 +161,8 @@ class Rated:
     @functools.cached_property
     def residual(self) -> Rated | None:
         """The ratings less every system's and group's mean (None when that leaves nothing)."""
-        factors = [codes for codes in (self.systems, self.groups) if codes is not None]
-        values = unit_scaled(self.human)
-        left = residuals(values, factors)
-        return None if np.abs(left).max() <= 1e-9 * np.abs(values).max() else Rated(left)
+        left = _left_inside(self.human, self)
+        return None if left is None else Rated(left)
 
 
 def _pearson(x: np.ndarray, rated: Rated) -> float:
@@ -240,9 +238,8 @@ def within_system(correlation: Correlation) -> Figure:
 def system_level(correlation: Correlation) -> Figure:
     def figure(metric: np.ndarray, rated: Rated) -> float:
         present, means = rated.system_means
-        return correlation(
-            group_means(unit_scaled(metric), rated.systems)[present], means
-        )  # sums that cannot overflow
+        metric = unit_scaled(metric)  # sums that cannot overflow
+        return correlation(group_means(metric, rated.systems)[present], means)
 
     return figure
 
@@ -300,15 +297,22 @@ def residuals(values: np.ndarray, factors: Sequence[np.ndarray]) -> np.ndarray:
     return additive_parts(values, factors)[1]
 
 
+def _left_inside(values: np.ndarray, rated: Rated) -> np.ndarray | None:
+    """``values`` (at unit scale) less every system's and group's mean of ``rated``'s design; None
+    when nothing is left inside the cells: the factors explain every item."""
+    factors = [codes for codes in (rated.systems, rated.groups) if codes is not None]
+    values = unit_scaled(values)
+    left = residuals(values, factors)
+    return None if np.abs(left).max() <= 1e-9 * np.abs(values).max() else left
+
+
 def residual_pearson(metric: np.ndarray, rated: Rated) -> float:
     """Pearson of the scores and ratings with every system's and group's mean removed."""
     if len(metric) < MIN_ITEMS:
         return math.nan
-    factors = [codes for codes in (rated.systems, rated.groups) if codes is not None]
-    metric = unit_scaled(metric)
-    left = residuals(metric, factors)
-    if np.abs(left).max() <= 1e-9 * np.abs(metric).max() or rated.residual is None:
-        return math.nan  # nothing left inside the cells: the factors explain every item
+    left = _left_inside(metric, rated)
+    if left is None or rated.residual is None:
+        return math.nan
     return _pearson(left, rated.residual)
 
 
@@ -333,16 +337,14 @@ def _counted(
     difference|), ``tied`` where the people tied them, ``alike`` where metric and people order them
     alike; ``weight``, when given, counts each pair so many times (a bootstrap's copies).
     ``totals`` (all pairs, the alike ones, raw acc23's count) say that the pairs given are only
-    those up to :func:`_no_better_beyond`: the epsilons beyond cannot be best, and are not sorted."""
+    those up to :func:`_no_better_beyond`: the epsilons beyond cannot be best, and are not sorted.
+    Without them (a resample's count, every pair given) they are the weighted counts' own."""
     if weight is None:
         tied_before, alike_before = np.cumsum(tied), np.cumsum(alike)
     else:
         tied_before, alike_before = np.cumsum(weight * tied), np.cumsum(weight * alike)
     if totals is None:
-        total = len(size) if weight is None else weight.sum()
-        both = (size == 0) & tied
-        both_tied = np.count_nonzero(both) if weight is None else weight[both].sum()
-        totals = (total, alike_before[-1], alike_before[-1] + both_tied)
+        totals = (weight.sum(), alike_before[-1], alike_before[-1] + weight[(size == 0) & tied].sum())
     total, alike_total, raw = totals
     # The last pair of each distinct |difference|, those apart by rounding only being one: 0.3 - 0.1
     # and 0.5 - 0.3 differ in their last bits, and differently at another scale of the scores.
@@ -354,6 +356,15 @@ def _counted(
     best = int(np.argmax(correct))
     epsilon = 0.0 if ends[best] < 0 else float(size[ends[best]])
     return float(raw / total), float(correct[best] / total), epsilon
+
+
+def _pair_classes(
+    difference: np.ndarray, human_sign: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each pair's |metric difference|, whether the people tied it, and whether metric and people
+    order it alike."""
+    tied = human_sign == 0
+    return np.abs(difference), tied, (np.sign(difference) == human_sign) & ~tied
 
 
 def _no_better_beyond(size: np.ndarray, tied: np.ndarray, alike: np.ndarray) -> float:
@@ -385,9 +396,7 @@ def _pairwise(
     difference, human_sign = _pair_signs(metric, rated, items)
     if len(difference) == 0:
         return math.nan, math.nan, math.nan
-    size = np.abs(difference)
-    tied = human_sign == 0
-    alike = (np.sign(difference) == human_sign) & ~tied
+    size, tied, alike = _pair_classes(difference, human_sign)
     alike_total = int(np.count_nonzero(alike))
     totals = (len(size), alike_total, alike_total + int(np.count_nonzero((size == 0) & tied)))
     near = np.flatnonzero(size <= _no_better_beyond(size, tied, alike))
@@ -412,13 +421,9 @@ class SortedPairs:
 
 def sorted_pairs(metric: np.ndarray, rated: Rated) -> SortedPairs:
     first, second = upper_pairs(len(metric))
-    difference, human_sign = metric[first] - metric[second], rated.pair_signs
-    size = np.abs(difference)
+    size, tied, alike = _pair_classes(metric[first] - metric[second], rated.pair_signs)
     order = np.argsort(size)
-    alike = (np.sign(difference) == human_sign) & (human_sign != 0)
-    return SortedPairs(
-        metric, first[order], second[order], size[order], (human_sign == 0)[order], alike[order]
-    )
+    return SortedPairs(metric, first[order], second[order], size[order], tied[order], alike[order])
 
 
 def resampled_accuracies(pairs: SortedPairs, copies: np.ndarray) -> tuple[float, float]:

@@ -147,13 +147,13 @@ def bootstrap(
 ) -> np.ndarray:
     """The named figures of each metric on each resample: an array (resamples, metrics, figures).
     ``humans`` gives each metric its own ratings (a rater's ceiling); by default the design's.
-    ``step`` is called once a resample; ``processes`` (by default :func:`trial_pool.processes_for`)
-    changes the wall time only."""
+    ``step`` is called once a resample; ``processes`` (by default :func:`trial_pool.run_trials`'
+    choice) changes the wall time only."""
     significance.check_seed(seed)
     humans = [design.human] * len(metrics) if humans is None else humans
     indices = list(resample_indices(design, resamples, seed))
-    processes = trial_pool.processes_for(resamples, len(design.human)) if processes is None else processes
-    return trial_pool.run_trials(_Resampled(metrics, humans, design, names), indices, processes, step)
+    work = _Resampled(metrics, humans, design, names)
+    return trial_pool.run_trials(work, indices, len(design.human), processes, step)
 
 
 @dataclass(frozen=True)
@@ -250,8 +250,7 @@ def permutation_test(
         [rng.integers(0, 2, size=int(codes.max()) + 1).astype(bool) for _, _, codes in units]
         for _ in range(resamples)
     ]
-    processes = trial_pool.processes_for(resamples, len(a)) if processes is None else processes
-    trials = trial_pool.run_trials(_Permuted(units, design, names), swaps, processes, step)
+    trials = trial_pool.run_trials(_Permuted(units, design, names), swaps, len(a), processes, step)
     at_least = np.zeros(len(names))
     for trial in trials:
         at_least += np.nan_to_num(trial, nan=0.0) >= observed - significance.TIE_TOLERANCE
@@ -327,5 +326,6 @@ def bootstrap_ceiling(raters: np.ndarray, design: Design, names: Sequence[str], 
     an array (resamples, figures)."""
     significance.check_seed(seed)
     indices = list(resample_indices(design, resamples, seed))
-    processes = trial_pool.processes_for(resamples, len(design.human)) if processes is None else processes
-    return trial_pool.run_trials(_Ceilings(raters, design, names), indices, processes, step)
+    return trial_pool.run_trials(
+        _Ceilings(raters, design, names), indices, len(design.human), processes, step
+    )

@@ -47,11 +47,14 @@ def _ignore_interrupts() -> None:
 def run_trials(
     work: Callable[[Sequence[Trial]], np.ndarray],
     trials: Sequence[Trial],
-    processes: int,
+    items: int,
+    processes: int | None = None,
     step: Callable[[], object] | None = None,
 ) -> np.ndarray:
-    """``work`` on chunks of ``trials`` (each call returns one row per trial), the rows stacked in
-    the order of ``trials``; ``step`` is called once a trial as chunks finish."""
+    """``work`` on chunks of ``trials`` of ``items`` items each (each call returns one row per trial),
+    the rows stacked in the order of ``trials``, on ``processes`` processes (by default
+    :func:`processes_for`'s); ``step`` is called once a trial as chunks finish."""
+    processes = processes_for(len(trials), items) if processes is None else processes
     chunks = [trials[start : start + CHUNK] for start in range(0, len(trials), CHUNK)]
     if processes <= 1 or len(chunks) <= 1:
         parts = []

@@ -25,11 +25,11 @@ def slow_rows(trials):
 def test_the_rows_come_back_in_the_order_drawn_from_several_processes():
     trials = list(range(5 * trial_pool.CHUNK + 3))
     steps = []
-    found = trial_pool.run_trials(squares_and_pid, trials, 2, step=lambda: steps.append(1))
+    found = trial_pool.run_trials(squares_and_pid, trials, 1, processes=2, step=lambda: steps.append(1))
     np.testing.assert_array_equal(found[:, 0], np.array(trials, dtype=float) ** 2)
     assert len(steps) == len(trials)
     assert os.getpid() not in set(found[:, 1])  # computed by the workers
-    alone = trial_pool.run_trials(squares_and_pid, trials, 1)
+    alone = trial_pool.run_trials(squares_and_pid, trials, 1, processes=1)
     np.testing.assert_array_equal(alone[:, 0], found[:, 0])
     assert set(alone[:, 1]) == {os.getpid()}
 
@@ -49,7 +49,7 @@ def test_an_interrupted_caller_stops_at_once_and_leaves_no_worker():
 
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        trial_pool.run_trials(slow_rows, list(range(40 * trial_pool.CHUNK)), 2, step=interrupt)
+        trial_pool.run_trials(slow_rows, list(range(40 * trial_pool.CHUNK)), 1, processes=2, step=interrupt)
     assert time.monotonic() - started < 5  # not after all 40 chunks (12 s on two processes)
     deadline = time.monotonic() + 10
     while multiprocessing.active_children() and time.monotonic() < deadline:
