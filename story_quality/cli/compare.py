@@ -37,7 +37,6 @@ from story_quality.cli.resampling_flags import add_resampling_flags
 from story_quality.evaluation import significance
 from story_quality.evaluation.comparison import ID_COLUMN, Comparison, compare_files
 from story_quality.registry import METRICS
-from story_quality.score_file.claim import same_file
 from story_quality.score_file.rows import ScoreFileError
 
 COMMAND = PLOT_SOFTWARE  # written into the JSON report and the picture: a rerun replaces its own
@@ -124,11 +123,9 @@ def run(args: argparse.Namespace) -> int:
     :func:`story_quality.cli.errors.run_and_report`). The comparison is printed (and its report
     written) before the picture is drawn, so a picture that cannot be written loses nothing else."""
     significance.check_command_settings(args.resamples, args.seed, args.confidence)
-    check_json_path(args.json, args.inputs, COMMAND)
+    check_json_path(args.json, args.inputs, COMMAND, args.plot)
     if args.plot is not None:
         check_plot_path(args.plot, args.inputs)
-        if args.json is not None and not to_stdout(args.json) and same_file(args.json, args.plot):
-            raise ScoreFileError(f"--json and --plot name the same file {args.json}")
     comparison = compare_files(
         args.inputs, score_column=args.score_column, id_column=args.id_column, system_column=args.system_column,
         paired=args.paired, allow_unfinished=args.allow_unfinished, **significance.settings_of(args),

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from story_quality.score_file.claim import check_folder, refuse_inputs
+from story_quality.score_file.claim import check_folder, refuse_inputs, same_file
 from story_quality.score_file.rows import ScoreFileError
 
 STDOUT = "-"
@@ -40,12 +40,20 @@ def to_stdout(target: pathlib.Path | None) -> bool:
     return target is not None and str(target) == STDOUT
 
 
-def check_json_path(target: pathlib.Path | None, inputs: Sequence[str | pathlib.Path], command: str) -> None:
-    """Before any work: the report's folder exists, it is no input, and only a report ``command`` wrote is replaced."""
+def check_json_path(
+    target: pathlib.Path | None,
+    inputs: Sequence[str | pathlib.Path],
+    command: str,
+    plot: pathlib.Path | None = None,
+) -> None:
+    """Before any work: the report's folder exists, it is no input nor the ``plot`` the command
+    also draws, and only a report ``command`` wrote is replaced."""
     if target is None or to_stdout(target):
         return
     check_folder(target, "--json")
     refuse_inputs(target, [pathlib.Path(path) for path in inputs], "--json")
+    if plot is not None and same_file(target, plot):
+        raise ScoreFileError(f"--json and --plot name the same file {target}")
     if target.exists():
         try:
             written = json.loads(target.read_text(encoding="utf-8")).get(WRITTEN_BY) == command

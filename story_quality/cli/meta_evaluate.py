@@ -40,7 +40,6 @@ from story_quality.cli.plot import PLOT_EXTRA, check_plot_path
 from story_quality.cli.resampling_flags import add_resampling_flags
 from story_quality.evaluation import significance
 from story_quality.evaluation.meta_results import MetaEvaluation
-from story_quality.score_file.claim import same_file
 from story_quality.score_file.rows import ScoreFileError
 
 # Written into every JSON report file and every picture, so that a rerun may replace its own
@@ -87,16 +86,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 def _check_outputs(args: argparse.Namespace) -> None:
     inputs = [args.ratings, *args.scores]
-    check_json_path(args.json, inputs, COMMAND)
+    check_json_path(args.json, inputs, COMMAND, args.plot)
     if args.plot is not None:
         check_plot_path(args.plot, inputs, software=COMMAND)
-    if (
-        args.json is not None
-        and args.plot is not None
-        and not to_stdout(args.json)
-        and same_file(args.json, args.plot)
-    ):
-        raise ScoreFileError(f"--json and --plot name the same file {args.json}")
 
 
 def _evaluate(args: argparse.Namespace) -> MetaEvaluation:

@@ -47,6 +47,20 @@ def test_json_file_writes_the_report_for_both_commands_and_prints_the_table(tmp_
     assert "was not written by story-quality compare; it is left alone" in capsys.readouterr().err
 
 
+def test_the_report_and_the_picture_in_one_file_are_refused_before_any_work(tmp_path, capsys):
+    files = [write_scores(tmp_path / f"{name}.jsonl", system_scores(i)) for i, name in enumerate("ab")]
+    ratings, paths = write_set(tmp_path)
+    same = str(tmp_path / "out.png")
+    for argv in (
+        ["compare", *map(str, files)],
+        ["meta-evaluate", str(ratings), *map(str, paths)],
+    ):
+        assert cli.main([*argv, "--resamples", "40", "--json", same, "--plot", same]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.splitlines()[-1].endswith(f"--json and --plot name the same file {same}")
+        assert captured.out == "" and not (tmp_path / "out.png").exists()
+
+
 @pytest.mark.parametrize("metrics", [1, 2])
 def test_the_titles_of_the_picture_lie_inside_the_figure(tmp_path, monkeypatch, metrics):
     """With one metric the heading was wider than the one panel's figure and cut at both edges."""
